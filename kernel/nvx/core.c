@@ -18,6 +18,7 @@
 #include <linux/uaccess.h>
 #include <linux/version.h>
 #include <uapi/nvx/nvx.h>
+#include <uapi/nvx/pool.h>
 
 #include "internal.h"
 
@@ -30,7 +31,9 @@ static int nvx_ioc_version(struct file *file, void *argp)
 
 	v->abi_major = NVX_ABI_MAJOR;
 	v->abi_minor = NVX_ABI_MINOR;
-	v->kernel_version = LINUX_VERSION_CODE;
+	v->kernel_version = KERNEL_VERSION(LINUX_VERSION_MAJOR,
+					   LINUX_VERSION_PATCHLEVEL,
+					   LINUX_VERSION_SUBLEVEL);
 	v->pad = 0;
 	return 0;
 }
@@ -43,7 +46,11 @@ static int nvx_ioc_version(struct file *file, void *argp)
  */
 u64 nvx_features(void)
 {
-	return NVX_FEAT_CORE;
+	u64 f = NVX_FEAT_CORE;
+
+	if (IS_ENABLED(CONFIG_NVX_POOL))
+		f |= NVX_FEAT_POOL;
+	return f;
 }
 
 static int nvx_ioc_features(struct file *file, void *argp)
@@ -58,33 +65,21 @@ static int nvx_ioc_features(struct file *file, void *argp)
 	return 0;
 }
 
-/**
- * struct nvx_ioctl_desc - one /dev/nvx ioctl
- * @cmd: the ioctl number as the uapi header defines it.
- * @min_size: size of the first published version of the argument struct.
- * @handler: called with a kernel copy of the argument, zero-extended to
- *	the size of the struct this kernel knows (_IOC_SIZE(@cmd)).
- */
-struct nvx_ioctl_desc {
-	unsigned int cmd;
-	size_t min_size;
-	int (*handler)(struct file *file, void *argp);
-};
-
-/* Largest argument struct any nvx ioctl takes; the copy lives on the stack. */
-#define NVX_IOCTL_MAX_ARG	128
-
-#define NVX_IOCTL(_cmd, _min_size, _handler) {				\
-	.cmd = (_cmd) + BUILD_BUG_ON_ZERO(_IOC_SIZE(_cmd) > NVX_IOCTL_MAX_ARG), \
-	.min_size = (_min_size),					\
-	.handler = (_handler),						\
-}
-
 static const struct nvx_ioctl_desc nvx_ioctls[] = {
 	NVX_IOCTL(NVX_IOC_VERSION, sizeof(struct nvx_version),
-		  nvx_ioc_version),
+		  nvx_ioc_version, 0),
 	NVX_IOCTL(NVX_IOC_FEATURES, sizeof(struct nvx_features),
-		  nvx_ioc_features),
+		  nvx_ioc_features, 0),
+#ifdef CONFIG_NVX_POOL
+	NVX_IOCTL(NVX_IOC_POOL_GROW, sizeof(struct nvx_pool_resize),
+		  nvx_ioc_pool_grow, NVX_IOCTL_OUT_ON_ERROR),
+	NVX_IOCTL(NVX_IOC_POOL_SHRINK, sizeof(struct nvx_pool_resize),
+		  nvx_ioc_pool_shrink, NVX_IOCTL_OUT_ON_ERROR),
+	NVX_IOCTL(NVX_IOC_POOL_STATS, sizeof(struct nvx_pool_stats),
+		  nvx_ioc_pool_stats, 0),
+	NVX_IOCTL(NVX_IOC_GRANT, sizeof(struct nvx_grant_create),
+		  nvx_ioc_grant, 0),
+#endif
 };
 
 /* The ioctl number without its size bits: what identifies an ioctl. */
@@ -93,46 +88,66 @@ static unsigned int nvx_ioc_base(unsigned int cmd)
 	return cmd & ~(_IOC_SIZEMASK << _IOC_SIZESHIFT);
 }
 
-static const struct nvx_ioctl_desc *nvx_ioctl_find(unsigned int cmd)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(nvx_ioctls); i++)
-		if (nvx_ioc_base(nvx_ioctls[i].cmd) == nvx_ioc_base(cmd))
-			return &nvx_ioctls[i];
-	return NULL;
-}
-
-static long nvx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+/**
+ * nvx_ioctl_dispatch() - run one ioctl described in a table
+ * @file: the file the ioctl was issued on.
+ * @cmd: the ioctl number from userspace.
+ * @arg: the user pointer to the argument struct.
+ * @table: the ioctls this file knows.
+ * @n: number of entries in @table.
+ *
+ * Matches @cmd against @table ignoring the size bits, copies the argument
+ * in as an extensible struct (see include/uapi/nvx/nvx.h), calls the
+ * handler with the kernel copy and copies the result out.
+ *
+ * Return: the handler's result; -ENOTTY for an unknown ioctl, -EINVAL for
+ * a struct smaller than its first version, -E2BIG for unknown nonzero
+ * trailing bytes, -EFAULT for a bad pointer.
+ */
+long nvx_ioctl_dispatch(struct file *file, unsigned int cmd, unsigned long arg,
+			const struct nvx_ioctl_desc *table, size_t n)
 {
 	u64 kbuf[NVX_IOCTL_MAX_ARG / sizeof(u64)] = {};
-	const struct nvx_ioctl_desc *desc;
+	const struct nvx_ioctl_desc *desc = NULL;
 	void __user *uarg = (void __user *)arg;
 	size_t usize = _IOC_SIZE(cmd);
-	size_t ksize;
+	size_t i, ksize;
 	int ret;
 
 	if (_IOC_TYPE(cmd) != NVX_IOC_MAGIC)
 		return -ENOTTY;
-	desc = nvx_ioctl_find(cmd);
+	for (i = 0; i < n; i++) {
+		if (nvx_ioc_base(table[i].cmd) == nvx_ioc_base(cmd)) {
+			desc = &table[i];
+			break;
+		}
+	}
 	if (!desc)
 		return -ENOTTY;
 	if (usize < desc->min_size)
 		return -EINVAL;
 
 	ksize = _IOC_SIZE(desc->cmd);
+	if (WARN_ON_ONCE(ksize > sizeof(kbuf)))
+		return -EINVAL;
 	ret = copy_struct_from_user(kbuf, ksize, uarg, usize);
 	if (ret)
 		return ret;
 
 	ret = desc->handler(file, kbuf);
-	if (ret)
+	if (ret && !(desc->flags & NVX_IOCTL_OUT_ON_ERROR))
 		return ret;
 
 	if ((_IOC_DIR(desc->cmd) & _IOC_READ) &&
 	    copy_to_user(uarg, kbuf, min(ksize, usize)))
 		return -EFAULT;
-	return 0;
+	return ret;
+}
+
+static long nvx_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	return nvx_ioctl_dispatch(file, cmd, arg, nvx_ioctls,
+				  ARRAY_SIZE(nvx_ioctls));
 }
 
 static const struct file_operations nvx_fops = {
@@ -149,13 +164,44 @@ static struct miscdevice nvx_misc = {
 	.mode = 0660,
 };
 
+/* Every argument struct must fit the dispatcher's stack copy. */
+/**
+ * nvx_ioctls_check() - check an ioctl table once, at init
+ * @table: the table.
+ * @n: number of entries.
+ *
+ * Return: 0, or -EINVAL when an entry's sizes are out of range.
+ */
+int __init nvx_ioctls_check(const struct nvx_ioctl_desc *table, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (_IOC_SIZE(table[i].cmd) > NVX_IOCTL_MAX_ARG ||
+		    table[i].min_size > _IOC_SIZE(table[i].cmd)) {
+			pr_err("ioctl %#x: argument size out of range\n",
+			       table[i].cmd);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int __init nvx_init(void)
 {
 	int ret;
 
+	ret = nvx_ioctls_check(nvx_ioctls, ARRAY_SIZE(nvx_ioctls));
+	if (ret)
+		return ret;
+	ret = nvx_pool_init();
+	if (ret)
+		return ret;
+
 	ret = misc_register(&nvx_misc);
 	if (ret) {
 		pr_err("cannot register /dev/nvx: %d\n", ret);
+		nvx_pool_exit();
 		return ret;
 	}
 	pr_info("ABI %u.%u, features %#llx\n", NVX_ABI_MAJOR, NVX_ABI_MINOR,
@@ -166,6 +212,7 @@ static int __init nvx_init(void)
 static void __exit nvx_exit(void)
 {
 	misc_deregister(&nvx_misc);
+	nvx_pool_exit();
 }
 
 module_init(nvx_init);

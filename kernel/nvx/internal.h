@@ -5,8 +5,53 @@
 #ifndef _KERNEL_NVX_INTERNAL_H
 #define _KERNEL_NVX_INTERNAL_H
 
+#include <linux/fs.h>
 #include <linux/types.h>
 
 u64 nvx_features(void);
+
+/* Largest argument struct any nvx ioctl takes; the copy lives on the stack. */
+#define NVX_IOCTL_MAX_ARG	128
+
+/* Copy the argument back to userspace even when the handler failed. */
+#define NVX_IOCTL_OUT_ON_ERROR	BIT(0)
+
+/**
+ * struct nvx_ioctl_desc - one nvx ioctl
+ * @cmd: the ioctl number as the uapi header defines it.
+ * @min_size: size of the first published version of the argument struct.
+ * @handler: called with a kernel copy of the argument, zero-extended to
+ *	the size of the struct this kernel knows (_IOC_SIZE(@cmd)).
+ * @flags: NVX_IOCTL_* bits.
+ */
+struct nvx_ioctl_desc {
+	unsigned int cmd;
+	size_t min_size;
+	int (*handler)(struct file *file, void *argp);
+	unsigned int flags;
+};
+
+#define NVX_IOCTL(_cmd, _min_size, _handler, _flags) {			\
+	.cmd = (_cmd),							\
+	.min_size = (_min_size),					\
+	.handler = (_handler),						\
+	.flags = (_flags),						\
+}
+
+long nvx_ioctl_dispatch(struct file *file, unsigned int cmd, unsigned long arg,
+			const struct nvx_ioctl_desc *table, size_t n);
+int nvx_ioctls_check(const struct nvx_ioctl_desc *table, size_t n);
+
+#ifdef CONFIG_NVX_POOL
+int nvx_pool_init(void);
+void nvx_pool_exit(void);
+int nvx_ioc_pool_grow(struct file *file, void *argp);
+int nvx_ioc_pool_shrink(struct file *file, void *argp);
+int nvx_ioc_pool_stats(struct file *file, void *argp);
+int nvx_ioc_grant(struct file *file, void *argp);
+#else
+static inline int nvx_pool_init(void) { return 0; }
+static inline void nvx_pool_exit(void) { }
+#endif
 
 #endif /* _KERNEL_NVX_INTERNAL_H */

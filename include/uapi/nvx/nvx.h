@@ -23,6 +23,7 @@
 #ifndef _UAPI_NVX_NVX_H
 #define _UAPI_NVX_NVX_H
 
+#include <linux/const.h>
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
@@ -64,21 +65,21 @@ struct nvx_version {
  * Capabilities this kernel provides (struct nvx_features.features).
  * A bit is set only when the capability is built and ready to use.
  */
-#define NVX_FEAT_CORE		(1ULL << 0)	/* /dev/nvx and these ioctls */
-#define NVX_FEAT_POOL		(1ULL << 1)	/* memory pool and grants */
-#define NVX_FEAT_UVM		(1ULL << 2)	/* user VMs, PMIO fast path */
-#define NVX_FEAT_UINTR		(1ULL << 3)	/* user-interrupt delivery */
-#define NVX_FEAT_SRQ		(1ULL << 4)	/* shared multi-packet RX queues */
-#define NVX_FEAT_SRQ_MLX5	(1ULL << 5)	/* mlx5 backend for SRQ */
+#define NVX_FEAT_CORE		_BITULL(0)	/* /dev/nvx and these ioctls */
+#define NVX_FEAT_POOL		_BITULL(1)	/* memory pool and grants */
+#define NVX_FEAT_UVM		_BITULL(2)	/* user VMs, PMIO fast path */
+#define NVX_FEAT_UINTR		_BITULL(3)	/* user-interrupt delivery */
+#define NVX_FEAT_SRQ		_BITULL(4)	/* shared multi-packet RX queues */
+#define NVX_FEAT_SRQ_MLX5	_BITULL(5)	/* mlx5 backend for SRQ */
 
 /*
  * Facts about the machine (struct nvx_features.hw), read at boot from
  * CPUID. They say what the hardware offers, not what nvx uses.
  */
-#define NVX_HW_UINTR		(1ULL << 0)	/* CPUID.(7,0):EDX[5] */
-#define NVX_HW_VMX		(1ULL << 1)	/* Intel VT-x */
-#define NVX_HW_SVM		(1ULL << 2)	/* AMD-V */
-#define NVX_HW_HYPERVISOR	(1ULL << 3)	/* running as a guest */
+#define NVX_HW_UINTR		_BITULL(0)	/* CPUID.(7,0):EDX[5] */
+#define NVX_HW_VMX		_BITULL(1)	/* Intel VT-x */
+#define NVX_HW_SVM		_BITULL(2)	/* AMD-V */
+#define NVX_HW_HYPERVISOR	_BITULL(3)	/* running as a guest */
 
 /**
  * struct nvx_features - NVX_IOC_FEATURES argument

@@ -50,6 +50,7 @@ TEST_F(dev, version)
 	struct nvx_version v = { 0 };
 	struct utsname u;
 	unsigned int maj, min, sub;
+	int n;
 
 	ASSERT_EQ(0, nvx_ioctl(self->fd, NVX_IOC_VERSION, &v));
 	EXPECT_EQ(NVX_ABI_MAJOR, v.abi_major);
@@ -57,7 +58,8 @@ TEST_F(dev, version)
 	EXPECT_EQ(0, v.pad);
 
 	ASSERT_EQ(0, uname(&u));
-	ASSERT_EQ(3, sscanf(u.release, "%u.%u.%u", &maj, &min, &sub));
+	n = sscanf(u.release, "%u.%u.%u", &maj, &min, &sub);
+	ASSERT_EQ(3, n);
 	EXPECT_EQ(maj, v.kernel_version >> 16);
 	EXPECT_EQ(min, (v.kernel_version >> 8) & 0xff);
 	EXPECT_EQ(sub > 255 ? 255 : sub, v.kernel_version & 0xff);
@@ -76,8 +78,8 @@ static int cpuinfo_has(const char *flag)
 		if (strncmp(line, "flags", 5))
 			continue;
 		p = strchr(line, ':');
-		for (tok = strtok(p ? p + 1 : line, " \n"); tok;
-		     tok = strtok(NULL, " \n"))
+		for (tok = strtok(p ? p + 1 : line, "\n "); tok;
+		     tok = strtok(NULL, "\n "))
 			if (!strcmp(tok, flag))
 				found = 1;
 		break;

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * nvx: the memory pool and grants.
+ *
+ * The pool holds physical memory per NUMA node in chunks (2 MiB by
+ * default), each clean (zeroed), granted or dirty (returned, not yet
+ * zeroed). A background scrubber turns dirty chunks clean. A grant is a
+ * file descriptor owning some chunks; mmap() maps them; the last
+ * reference (the fd and every mapping) returns them as dirty.
+ *
+ * Documentation/nvx/pool.rst documents every field and errno.
+ */
+#ifndef _UAPI_NVX_POOL_H
+#define _UAPI_NVX_POOL_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+#include <nvx/nvx.h>
+
+/* Any NUMA node. */
+#define NVX_NODE_ANY		0xffffffffU
+
+/* Default chunk: 2 MiB (order 9 on 4 KiB pages). */
+#define NVX_POOL_CHUNK_SHIFT	21
+
+/**
+ * struct nvx_pool_resize - NVX_IOC_POOL_GROW and NVX_IOC_POOL_SHRINK
+ * @flags: in: must be 0.
+ * @node: in: the NUMA node; NVX_NODE_ANY spreads over the online nodes
+ *	(grow) or takes from any node (shrink).
+ * @bytes: in: how much to add or remove; rounded up to whole chunks.
+ * @done: out: bytes actually added or removed, also on failure.
+ *
+ * Grow fails with -ENOMEM when the node could not deliver all of @bytes;
+ * what it did add stays in the pool and is reported in @done. Shrink
+ * releases clean chunks first, then dirty ones; granted chunks cannot be
+ * released, and a shrink that could not release all of @bytes fails with
+ * -EBUSY after releasing what it could. Neither ever waits for a grant to
+ * be returned. Both need CAP_SYS_ADMIN (-EPERM).
+ */
+struct nvx_pool_resize {
+	__u32 flags;
+	__u32 node;
+	__u64 bytes;
+	__u64 done;
+};
+
+/**
+ * struct nvx_pool_stats - NVX_IOC_POOL_STATS
+ * @flags: in: must be 0.
+ * @node: in: the NUMA node, or NVX_NODE_ANY for the sum of all nodes.
+ * @nr_nodes: out: nr_node_ids, the bound for @node.
+ * @chunk_bytes: out: size of one chunk.
+ * @total_bytes: out: memory in the pool (clean + dirty + granted).
+ * @clean_bytes: out: zeroed and ready to grant.
+ * @dirty_bytes: out: returned, waiting for the scrubber (this includes
+ *	chunks whose pages are still pinned by someone else).
+ * @granted_bytes: out: owned by live grants.
+ * @grants: out: grants created since boot.
+ * @grants_live: out: grants not yet released.
+ * @grant_failures: out: grant requests refused for want of memory.
+ * @scrubbed_bytes: out: bytes zeroed by the scrubber since boot.
+ * @scrub_ns: out: time the scrubber spent zeroing, in nanoseconds.
+ * @sync_zeroed_bytes: out: bytes zeroed on a grant's own path.
+ *
+ * Needs only /dev/nvx access. Fails with -EINVAL for a node that does
+ * not exist or is offline.
+ */
+struct nvx_pool_stats {
+	__u32 flags;
+	__u32 node;
+	__u32 nr_nodes;
+	__u32 pad;
+	__u64 chunk_bytes;
+	__u64 total_bytes;
+	__u64 clean_bytes;
+	__u64 dirty_bytes;
+	__u64 granted_bytes;
+	__u64 grants;
+	__u64 grants_live;
+	__u64 grant_failures;
+	__u64 scrubbed_bytes;
+	__u64 scrub_ns;
+	__u64 sync_zeroed_bytes;
+};
+
+/*
+ * When clean chunks run short (dirty ones would cover the request), the
+ * default zeroes dirty chunks synchronously on the grant's path.
+ */
+#define NVX_GRANT_WAIT		0x1U	/* wait for the scrubber */
+#define NVX_GRANT_CLEAN_ONLY	0x2U	/* fail with -EAGAIN */
+#define NVX_GRANT_CLOEXEC	0x4U	/* O_CLOEXEC on the new fd */
+#define NVX_GRANT_FLAGS		(NVX_GRANT_WAIT | NVX_GRANT_CLEAN_ONLY | \
+				 NVX_GRANT_CLOEXEC)
+
+/**
+ * struct nvx_grant_create - NVX_IOC_GRANT
+ * @flags: in: NVX_GRANT_* bits; WAIT and CLEAN_ONLY exclude each other.
+ * @node: in: the NUMA node, or NVX_NODE_ANY (the caller's node first).
+ * @bytes: in: size; rounded up to whole chunks. 0 fails with -EINVAL.
+ * @fd: out: the grant file descriptor.
+ * @pad: out: written as 0.
+ * @granted: out: the size of the grant (@bytes rounded up).
+ *
+ * Errors: -EINVAL (flags, size 0, bad node), -EFBIG (above the per-grant
+ * maximum), -EDQUOT (the caller's RLIMIT_MEMLOCK, unless CAP_IPC_LOCK),
+ * -ENOSPC (the pool does not hold enough free chunks on that node),
+ * -EAGAIN (CLEAN_ONLY and too few clean chunks), -EINTR (WAIT
+ * interrupted), -EMFILE.
+ */
+struct nvx_grant_create {
+	__u32 flags;
+	__u32 node;
+	__u64 bytes;
+	__s32 fd;
+	__u32 pad;
+	__u64 granted;
+};
+
+/**
+ * struct nvx_grant_info - NVX_IOC_GRANT_INFO, on a grant fd
+ * @flags: in: must be 0.
+ * @node: out: the node of the first chunk.
+ * @bytes: out: the size of the grant.
+ * @chunk_bytes: out: size of one chunk.
+ * @nr_chunks: out: number of chunks.
+ */
+struct nvx_grant_info {
+	__u32 flags;
+	__u32 node;
+	__u64 bytes;
+	__u64 chunk_bytes;
+	__u64 nr_chunks;
+};
+
+/**
+ * struct nvx_grant_range - one physically contiguous range
+ * @phys: physical address.
+ * @bytes: length.
+ */
+struct nvx_grant_range {
+	__u64 phys;
+	__u64 bytes;
+};
+
+/**
+ * struct nvx_grant_ranges - NVX_IOC_GRANT_RANGES, on a grant fd
+ * @flags: in: must be 0.
+ * @count: in: room in @ranges; out: number of ranges of the grant (also
+ *	when @ranges was too small: then the call fails with -EOVERFLOW
+ *	after filling the first @count).
+ * @ranges: in: user pointer to an array of struct nvx_grant_range.
+ *
+ * Adjacent chunks are merged into one range. Needs CAP_SYS_ADMIN.
+ */
+struct nvx_grant_ranges {
+	__u32 flags;
+	__u32 count;
+	__u64 ranges;
+};
+
+/* On /dev/nvx. */
+#define NVX_IOC_POOL_GROW	_IOWR(NVX_IOC_MAGIC, 0x10, struct nvx_pool_resize)
+#define NVX_IOC_POOL_SHRINK	_IOWR(NVX_IOC_MAGIC, 0x11, struct nvx_pool_resize)
+#define NVX_IOC_POOL_STATS	_IOWR(NVX_IOC_MAGIC, 0x12, struct nvx_pool_stats)
+#define NVX_IOC_GRANT		_IOWR(NVX_IOC_MAGIC, 0x13, struct nvx_grant_create)
+/* On a grant fd. */
+#define NVX_IOC_GRANT_INFO	_IOWR(NVX_IOC_MAGIC, 0x18, struct nvx_grant_info)
+#define NVX_IOC_GRANT_RANGES	_IOWR(NVX_IOC_MAGIC, 0x19, struct nvx_grant_ranges)
+
+#endif /* _UAPI_NVX_POOL_H */

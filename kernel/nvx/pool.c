@@ -1,0 +1,1010 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx pool: physical memory prepared and zeroed ahead of demand.
+ *
+ * The pool holds chunks of 2 MiB per NUMA node. A chunk is allocated
+ * unmovable (GFP_KERNEL, never ZONE_MOVABLE or CMA, so a long-term pin
+ * neither migrates nor fails), zeroed when it is added, and split into
+ * order-0 pages so that every page has its own refcount (KVM and GUP
+ * reject refcount-0 tail pages).
+ *
+ * A chunk is in exactly one state, and on the list of that state:
+ *
+ *   clean   (node->clean)   zeroed, ready to grant
+ *   granted (grant->chunks) owned by one grant
+ *   dirty   (node->dirty)   returned by a grant, not yet zeroed
+ *
+ * Grants take clean chunks; when they run short the caller chooses
+ * between zeroing dirty chunks on its own path (the default), waiting for
+ * the scrubber, or failing. The last reference to a grant (its file: the
+ * fd and every mapping hold one) returns its chunks as dirty, once. The
+ * scrubber, a kthread at the lowest priority, zeroes dirty chunks whose
+ * pages nobody else references (a page still pinned by a device or a
+ * long-term GUP user is left alone until the pin goes) and makes them
+ * clean again. Shrink releases clean chunks first, then unpinned dirty
+ * ones, and never waits for a grant.
+ *
+ * Locking: each node's lists and counters are under node->lock (a
+ * spinlock: no sleeping, no allocation under it). pool.resize_lock
+ * serialises grow and shrink.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/anon_inodes.h>
+#include <linux/capability.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/highmem.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/nodemask.h>
+#include <linux/pfn.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+#include <uapi/nvx/pool.h>
+
+#include "internal.h"
+
+#define CREATE_TRACE_POINTS
+#include "trace.h"
+
+#define NVX_CHUNK_ORDER		(NVX_POOL_CHUNK_SHIFT - PAGE_SHIFT)
+#define NVX_CHUNK_PAGES		BIT(NVX_CHUNK_ORDER)
+#define NVX_CHUNK_BYTES		BIT_ULL(NVX_POOL_CHUNK_SHIFT)
+
+static char *boot_pool;
+module_param(boot_pool, charp, 0444);
+MODULE_PARM_DESC(boot_pool,
+		 "memory to put in the pool at boot or load, spread over the online nodes (e.g. 1G)");
+
+static ulong grant_max_bytes;
+module_param(grant_max_bytes, ulong, 0644);
+MODULE_PARM_DESC(grant_max_bytes, "largest single grant in bytes (0: no limit)");
+
+static uint scrub_rate_mbps;
+module_param(scrub_rate_mbps, uint, 0644);
+MODULE_PARM_DESC(scrub_rate_mbps,
+		 "scrubber rate limit in MiB/s (0: as fast as it can, at the lowest priority)");
+
+/**
+ * struct nvx_chunk - one chunk of pool memory
+ * @list: on its node's clean or dirty list; unlinked while granted.
+ * @page: first of NVX_CHUNK_PAGES order-0 pages, physically contiguous.
+ * @nid: NUMA node of the memory.
+ */
+struct nvx_chunk {
+	struct list_head list;
+	struct page *page;
+	int nid;
+};
+
+/**
+ * struct nvx_pool_node - the pool's memory on one NUMA node
+ * @lock: protects the lists and the counters.
+ * @clean: zeroed chunks.
+ * @dirty: returned chunks, to be zeroed.
+ * @nr_total: chunks on this node in any state.
+ * @nr_clean: chunks on @clean.
+ * @nr_dirty: chunks on @dirty.
+ * @nr_granted: chunks owned by grants.
+ * @nr_scrubbing: dirty chunks off @dirty while the scrubber zeroes them.
+ */
+struct nvx_pool_node {
+	spinlock_t lock;		/* lists and counters below */
+	struct list_head clean;
+	struct list_head dirty;
+	unsigned long nr_total;
+	unsigned long nr_clean;
+	unsigned long nr_dirty;
+	unsigned long nr_granted;
+	unsigned long nr_scrubbing;
+};
+
+static struct {
+	struct nvx_pool_node *nodes;
+	struct mutex resize_lock;	/* serialises grow and shrink */
+	struct task_struct *scrubber;
+	wait_queue_head_t scrub_wq;
+	wait_queue_head_t clean_wq;
+	atomic_t returns;
+	struct dentry *debugfs;
+	atomic64_t grants;
+	atomic64_t grants_live;
+	atomic64_t grant_failures;
+	atomic64_t scrubbed_bytes;
+	atomic64_t scrub_ns;
+	atomic64_t sync_zeroed_bytes;
+} pool;
+
+/**
+ * struct nvx_grant - memory owned by one grant file
+ * @chunks: the chunks, in mapping order.
+ * @nr_chunks: number of @chunks.
+ * @nid: node of the chunks.
+ * @user: the user charged for the memory (RLIMIT_MEMLOCK), or NULL.
+ * @accounted: pages charged to @user.
+ */
+struct nvx_grant {
+	struct nvx_chunk **chunks;
+	unsigned long nr_chunks;
+	int nid;
+	struct user_struct *user;
+	unsigned long accounted;
+};
+
+static struct nvx_pool_node *nvx_node(int nid)
+{
+	return &pool.nodes[nid];
+}
+
+static bool nvx_node_valid(u32 nid)
+{
+	return nid < nr_node_ids && node_online(nid);
+}
+
+/* Does anyone but the pool hold a reference to a page of @c? */
+static bool nvx_chunk_busy(struct nvx_chunk *c)
+{
+	unsigned long i;
+
+	for (i = 0; i < NVX_CHUNK_PAGES; i++)
+		if (page_count(c->page + i) != 1)
+			return true;
+	return false;
+}
+
+static void nvx_chunk_zero(struct nvx_chunk *c)
+{
+	unsigned long i;
+
+	for (i = 0; i < NVX_CHUNK_PAGES; i++) {
+		clear_highpage(c->page + i);
+		if ((i & 63) == 63)
+			cond_resched();
+	}
+}
+
+static struct nvx_chunk *nvx_chunk_alloc(int nid)
+{
+	struct nvx_chunk *c;
+	struct page *page;
+
+	c = kzalloc_node(sizeof(*c), GFP_KERNEL, nid);
+	if (!c)
+		return NULL;
+	/*
+	 * Unmovable and not compound: split_page() then gives every page a
+	 * refcount of its own. __GFP_ZERO prepares the memory here, off
+	 * every grant's path.
+	 */
+	page = alloc_pages_node(nid, GFP_KERNEL | __GFP_THISNODE |
+				__GFP_NORETRY | __GFP_NOWARN | __GFP_ZERO,
+				NVX_CHUNK_ORDER);
+	if (!page) {
+		kfree(c);
+		return NULL;
+	}
+	split_page(page, NVX_CHUNK_ORDER);
+	c->page = page;
+	c->nid = nid;
+	return c;
+}
+
+static void nvx_chunk_free(struct nvx_chunk *c)
+{
+	unsigned long i;
+
+	for (i = 0; i < NVX_CHUNK_PAGES; i++)
+		__free_page(c->page + i);
+	kfree(c);
+}
+
+/* Add up to @nr chunks to node @nid; return how many were added. */
+static unsigned long nvx_pool_grow_node(int nid, unsigned long nr)
+{
+	struct nvx_pool_node *n = nvx_node(nid);
+	unsigned long done;
+
+	for (done = 0; done < nr; done++) {
+		struct nvx_chunk *c = nvx_chunk_alloc(nid);
+
+		if (!c)
+			break;
+		spin_lock(&n->lock);
+		list_add_tail(&c->list, &n->clean);
+		n->nr_clean++;
+		n->nr_total++;
+		spin_unlock(&n->lock);
+		if (fatal_signal_pending(current))
+			break;
+		cond_resched();
+	}
+	if (done)
+		wake_up_all(&pool.clean_wq);
+	return done;
+}
+
+/*
+ * Take one releasable chunk off node @nid: clean first, then dirty ones
+ * nobody else references. Returns NULL when there is none.
+ */
+static struct nvx_chunk *nvx_pool_take_releasable(int nid)
+{
+	struct nvx_pool_node *n = nvx_node(nid);
+	struct nvx_chunk *c;
+
+	spin_lock(&n->lock);
+	c = list_first_entry_or_null(&n->clean, struct nvx_chunk, list);
+	if (c) {
+		n->nr_clean--;
+		goto found;
+	}
+	list_for_each_entry(c, &n->dirty, list) {
+		if (!nvx_chunk_busy(c)) {
+			n->nr_dirty--;
+			goto found;
+		}
+	}
+	spin_unlock(&n->lock);
+	return NULL;
+found:
+	list_del(&c->list);
+	n->nr_total--;
+	spin_unlock(&n->lock);
+	return c;
+}
+
+static unsigned long nvx_pool_shrink_node(int nid, unsigned long nr)
+{
+	unsigned long done;
+
+	for (done = 0; done < nr; done++) {
+		struct nvx_chunk *c = nvx_pool_take_releasable(nid);
+
+		if (!c)
+			break;
+		nvx_chunk_free(c);
+		cond_resched();
+	}
+	return done;
+}
+
+static int nvx_bytes_to_chunks(u64 bytes, unsigned long *nr)
+{
+	if (!bytes)
+		return -EINVAL;
+	if (bytes > U64_MAX - (NVX_CHUNK_BYTES - 1))
+		return -EINVAL;
+	*nr = DIV_ROUND_UP_ULL(bytes, NVX_CHUNK_BYTES);
+	return 0;
+}
+
+/* Grow (@grow) or shrink by @nr chunks on @node or spread over all. */
+static unsigned long nvx_pool_resize(u32 node, unsigned long nr, bool grow)
+{
+	unsigned long done = 0, share, step;
+	int nid, nodes, i;
+
+	mutex_lock(&pool.resize_lock);
+	if (node != NVX_NODE_ANY) {
+		done = grow ? nvx_pool_grow_node(node, nr) :
+			      nvx_pool_shrink_node(node, nr);
+		goto out;
+	}
+	/* spread evenly; a node that falls short leaves the rest to others */
+	nodes = num_online_nodes();
+	i = 0;
+	for_each_online_node(nid) {
+		share = DIV_ROUND_UP(nr - done, nodes - i);
+		step = grow ? nvx_pool_grow_node(nid, share) :
+			      nvx_pool_shrink_node(nid, share);
+		done += step;
+		i++;
+	}
+	/* a second pass takes what the first one left */
+	for_each_online_node(nid) {
+		if (done >= nr)
+			break;
+		done += grow ? nvx_pool_grow_node(nid, nr - done) :
+			       nvx_pool_shrink_node(nid, nr - done);
+	}
+out:
+	mutex_unlock(&pool.resize_lock);
+	return done;
+}
+
+static int nvx_pool_resize_ioctl(void *argp, bool grow)
+{
+	struct nvx_pool_resize *r = argp;
+	unsigned long nr, done;
+	int ret;
+
+	r->done = 0;
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (r->flags)
+		return -EINVAL;
+	if (r->node != NVX_NODE_ANY && !nvx_node_valid(r->node))
+		return -EINVAL;
+	ret = nvx_bytes_to_chunks(r->bytes, &nr);
+	if (ret)
+		return ret;
+
+	done = nvx_pool_resize(r->node, nr, grow);
+	r->done = (u64)done * NVX_CHUNK_BYTES;
+	if (grow)
+		trace_nvx_pool_grow(r->node, r->bytes, r->done);
+	else
+		trace_nvx_pool_shrink(r->node, r->bytes, r->done);
+	if (done < nr)
+		return grow ? -ENOMEM : -EBUSY;
+	return 0;
+}
+
+/**
+ * nvx_ioc_pool_grow() - NVX_IOC_POOL_GROW
+ * @file: the /dev/nvx file.
+ * @argp: struct nvx_pool_resize.
+ *
+ * Return: 0, -EPERM, -EINVAL, or -ENOMEM after adding less than asked.
+ */
+int nvx_ioc_pool_grow(struct file *file, void *argp)
+{
+	return nvx_pool_resize_ioctl(argp, true);
+}
+
+/**
+ * nvx_ioc_pool_shrink() - NVX_IOC_POOL_SHRINK
+ * @file: the /dev/nvx file.
+ * @argp: struct nvx_pool_resize.
+ *
+ * Return: 0, -EPERM, -EINVAL, or -EBUSY after releasing less than asked.
+ */
+int nvx_ioc_pool_shrink(struct file *file, void *argp)
+{
+	return nvx_pool_resize_ioctl(argp, false);
+}
+
+static void nvx_pool_node_stats(int nid, struct nvx_pool_stats *s)
+{
+	struct nvx_pool_node *n = nvx_node(nid);
+
+	spin_lock(&n->lock);
+	s->total_bytes += (u64)n->nr_total * NVX_CHUNK_BYTES;
+	s->clean_bytes += (u64)n->nr_clean * NVX_CHUNK_BYTES;
+	s->dirty_bytes += (u64)(n->nr_dirty + n->nr_scrubbing) * NVX_CHUNK_BYTES;
+	s->granted_bytes += (u64)n->nr_granted * NVX_CHUNK_BYTES;
+	spin_unlock(&n->lock);
+}
+
+/**
+ * nvx_ioc_pool_stats() - NVX_IOC_POOL_STATS
+ * @file: the /dev/nvx file.
+ * @argp: struct nvx_pool_stats.
+ *
+ * Return: 0, or -EINVAL for bad flags or an offline node.
+ */
+int nvx_ioc_pool_stats(struct file *file, void *argp)
+{
+	struct nvx_pool_stats *s = argp;
+	int nid;
+
+	if (s->flags || s->pad)
+		return -EINVAL;
+	if (s->node != NVX_NODE_ANY && !nvx_node_valid(s->node))
+		return -EINVAL;
+
+	s->nr_nodes = nr_node_ids;
+	s->chunk_bytes = NVX_CHUNK_BYTES;
+	s->total_bytes = 0;
+	s->clean_bytes = 0;
+	s->dirty_bytes = 0;
+	s->granted_bytes = 0;
+	if (s->node == NVX_NODE_ANY) {
+		for_each_online_node(nid)
+			nvx_pool_node_stats(nid, s);
+	} else {
+		nvx_pool_node_stats(s->node, s);
+	}
+	s->grants = atomic64_read(&pool.grants);
+	s->grants_live = atomic64_read(&pool.grants_live);
+	s->grant_failures = atomic64_read(&pool.grant_failures);
+	s->scrubbed_bytes = atomic64_read(&pool.scrubbed_bytes);
+	s->scrub_ns = atomic64_read(&pool.scrub_ns);
+	s->sync_zeroed_bytes = atomic64_read(&pool.sync_zeroed_bytes);
+	return 0;
+}
+
+/* ------------------------------------------------------------ grants --- */
+
+/* Charge @pages to @user's RLIMIT_MEMLOCK, as io_uring and RDMA do. */
+static int nvx_account(struct user_struct *user, unsigned long pages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	unsigned long cur, new;
+
+	cur = atomic_long_read(&user->locked_vm);
+	do {
+		new = cur + pages;
+		if (new < cur || new > limit)
+			return -EDQUOT;
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, new));
+	return 0;
+}
+
+static void nvx_unaccount(struct user_struct *user, unsigned long pages)
+{
+	atomic_long_sub(pages, &user->locked_vm);
+}
+
+/*
+ * Move @nr chunks of node @nid into @g->chunks from index @g->nr_chunks:
+ * clean ones first; dirty ones nobody else references only if @dirty_ok
+ * (the caller zeroes them after the lock is dropped). Returns the number
+ * of dirty chunks taken (they are the last ones), or, with nothing taken:
+ * -ENOSPC when the node cannot cover @nr even after scrubbing, -EAGAIN
+ * when it can once the scrubber has done its work.
+ */
+static long nvx_grant_take(struct nvx_grant *g, int nid, unsigned long nr,
+			   bool dirty_ok)
+{
+	struct nvx_pool_node *n = nvx_node(nid);
+	struct nvx_chunk *c, *tmp;
+	unsigned long from_dirty, usable = 0, taken = 0;
+
+	spin_lock(&n->lock);
+	if (n->nr_clean + n->nr_dirty + n->nr_scrubbing < nr)
+		goto nospc;
+	from_dirty = nr > n->nr_clean ? nr - n->nr_clean : 0;
+	if (from_dirty) {
+		/* pinned chunks cannot be given out, nor zeroed */
+		list_for_each_entry(c, &n->dirty, list) {
+			if (!nvx_chunk_busy(c) && ++usable == from_dirty)
+				break;
+		}
+		if (n->nr_clean + usable + n->nr_scrubbing < nr)
+			goto nospc;
+		if (!dirty_ok || usable < from_dirty) {
+			spin_unlock(&n->lock);
+			return -EAGAIN;
+		}
+	}
+	list_for_each_entry_safe(c, tmp, &n->clean, list) {
+		if (taken == nr - from_dirty)
+			break;
+		list_del(&c->list);
+		g->chunks[g->nr_chunks + taken++] = c;
+	}
+	n->nr_clean -= taken;
+	list_for_each_entry_safe(c, tmp, &n->dirty, list) {
+		if (taken == nr)
+			break;
+		if (nvx_chunk_busy(c))
+			continue;
+		list_del(&c->list);
+		g->chunks[g->nr_chunks + taken++] = c;
+	}
+	n->nr_dirty -= from_dirty;
+	n->nr_granted += nr;
+	spin_unlock(&n->lock);
+	g->nr_chunks += nr;
+	return from_dirty;
+
+nospc:
+	spin_unlock(&n->lock);
+	return -ENOSPC;
+}
+
+/* Worth trying nvx_grant_take() again? */
+static bool nvx_grant_may_succeed(int nid, unsigned long nr, bool dirty_ok)
+{
+	struct nvx_pool_node *n = nvx_node(nid);
+	bool ok;
+
+	spin_lock(&n->lock);
+	ok = n->nr_clean >= nr || (dirty_ok && !n->nr_scrubbing) ||
+	     n->nr_clean + n->nr_dirty + n->nr_scrubbing < nr;
+	spin_unlock(&n->lock);
+	return ok;
+}
+
+static long nvx_grant_fill(struct nvx_grant *g, int nid, unsigned long nr,
+			   u32 flags)
+{
+	bool dirty_ok = !(flags & (NVX_GRANT_WAIT | NVX_GRANT_CLEAN_ONLY));
+	long ret;
+
+	for (;;) {
+		ret = nvx_grant_take(g, nid, nr, dirty_ok);
+		if (ret != -EAGAIN || (flags & NVX_GRANT_CLEAN_ONLY))
+			return ret;
+		/* wait for the scrubber; look again at least once a second */
+		wake_up(&pool.scrub_wq);
+		if (wait_event_interruptible_timeout(pool.clean_wq,
+						     nvx_grant_may_succeed(nid, nr, dirty_ok),
+						     HZ) < 0)
+			return -EINTR;
+	}
+}
+
+static void nvx_grant_return(struct nvx_grant *g)
+{
+	unsigned long i;
+
+	for (i = 0; i < g->nr_chunks; i++) {
+		struct nvx_chunk *c = g->chunks[i];
+		struct nvx_pool_node *n = nvx_node(c->nid);
+
+		spin_lock(&n->lock);
+		list_add_tail(&c->list, &n->dirty);
+		n->nr_granted--;
+		n->nr_dirty++;
+		spin_unlock(&n->lock);
+	}
+	g->nr_chunks = 0;
+	atomic_inc(&pool.returns);
+	wake_up(&pool.scrub_wq);
+}
+
+static void nvx_grant_free(struct nvx_grant *g)
+{
+	if (g->nr_chunks) {
+		trace_nvx_grant_release(g->nid,
+					(u64)g->nr_chunks * NVX_CHUNK_BYTES);
+		nvx_grant_return(g);
+	}
+	if (g->user) {
+		nvx_unaccount(g->user, g->accounted);
+		free_uid(g->user);
+	}
+	kvfree(g->chunks);
+	kfree(g);
+}
+
+static int nvx_grant_release(struct inode *inode, struct file *file)
+{
+	nvx_grant_free(file->private_data);
+	atomic64_dec(&pool.grants_live);
+	return 0;
+}
+
+/* The page at page offset @pgoff of the grant. */
+static struct page *nvx_grant_page(struct nvx_grant *g, unsigned long pgoff)
+{
+	return g->chunks[pgoff >> NVX_CHUNK_ORDER]->page +
+	       (pgoff & (NVX_CHUNK_PAGES - 1));
+}
+
+static vm_fault_t nvx_grant_fault(struct vm_fault *vmf)
+{
+	struct nvx_grant *g = vmf->vma->vm_file->private_data;
+
+	if (vmf->pgoff >= g->nr_chunks * NVX_CHUNK_PAGES)
+		return VM_FAULT_SIGBUS;
+	vmf->page = nvx_grant_page(g, vmf->pgoff);
+	get_page(vmf->page);
+	return 0;
+}
+
+static const struct vm_operations_struct nvx_grant_vm_ops = {
+	.fault = nvx_grant_fault,
+};
+
+/*
+ * mmap: shared mappings only (a private one would copy on write and
+ * write elsewhere). The whole range is mapped now, chunk by chunk, with
+ * vm_insert_pages(): no fault is taken on first touch. The pages are
+ * ordinary refcounted pages, so GUP (also FOLL_LONGTERM) and KVM work.
+ */
+static int nvx_grant_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct nvx_grant *g = file->private_data;
+	unsigned long total = g->nr_chunks * NVX_CHUNK_PAGES;
+	unsigned long pgoff = vma->vm_pgoff, npages = vma_pages(vma);
+	unsigned long addr = vma->vm_start;
+	struct page **pages;
+	int ret = 0;
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (pgoff >= total || npages > total - pgoff)
+		return -EINVAL;
+
+	vm_flags_set(vma, VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_ops = &nvx_grant_vm_ops;
+
+	pages = kmalloc_array(NVX_CHUNK_PAGES, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return 0;	/* the fault handler maps on demand */
+	while (npages) {
+		unsigned long in_chunk = NVX_CHUNK_PAGES -
+					 (pgoff & (NVX_CHUNK_PAGES - 1));
+		unsigned long n = min(npages, in_chunk), left, i;
+
+		for (i = 0; i < n; i++)
+			pages[i] = nvx_grant_page(g, pgoff + i);
+		left = n;
+		ret = vm_insert_pages(vma, addr, pages, &left);
+		if (ret)
+			break;
+		addr += n << PAGE_SHIFT;
+		pgoff += n;
+		npages -= n;
+	}
+	kfree(pages);
+	return ret;
+}
+
+static long nvx_grant_ioctl(struct file *file, unsigned int cmd,
+			    unsigned long arg);
+
+static const struct file_operations nvx_grant_fops = {
+	.owner = THIS_MODULE,
+	.release = nvx_grant_release,
+	.mmap = nvx_grant_mmap,
+	.unlocked_ioctl = nvx_grant_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static int nvx_ioc_grant_info(struct file *file, void *argp)
+{
+	struct nvx_grant *g = file->private_data;
+	struct nvx_grant_info *info = argp;
+
+	if (info->flags)
+		return -EINVAL;
+	info->node = g->nid;
+	info->bytes = (u64)g->nr_chunks * NVX_CHUNK_BYTES;
+	info->chunk_bytes = NVX_CHUNK_BYTES;
+	info->nr_chunks = g->nr_chunks;
+	return 0;
+}
+
+static int nvx_ioc_grant_ranges(struct file *file, void *argp)
+{
+	struct nvx_grant *g = file->private_data;
+	struct nvx_grant_ranges *r = argp;
+	struct nvx_grant_range __user *out = u64_to_user_ptr(r->ranges);
+	struct nvx_grant_range cur = {};
+	u32 room = r->count, count = 0;
+	unsigned long i;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (r->flags)
+		return -EINVAL;
+
+	for (i = 0; i < g->nr_chunks; i++) {
+		u64 phys = PFN_PHYS(page_to_pfn(g->chunks[i]->page));
+
+		if (count && cur.phys + cur.bytes == phys) {
+			cur.bytes += NVX_CHUNK_BYTES;
+			continue;
+		}
+		if (count && count <= room &&
+		    copy_to_user(&out[count - 1], &cur, sizeof(cur)))
+			return -EFAULT;
+		cur.phys = phys;
+		cur.bytes = NVX_CHUNK_BYTES;
+		count++;
+	}
+	if (count && count <= room &&
+	    copy_to_user(&out[count - 1], &cur, sizeof(cur)))
+		return -EFAULT;
+	r->count = count;
+	return count > room ? -EOVERFLOW : 0;
+}
+
+static const struct nvx_ioctl_desc nvx_grant_ioctls[] = {
+	NVX_IOCTL(NVX_IOC_GRANT_INFO, sizeof(struct nvx_grant_info),
+		  nvx_ioc_grant_info, 0),
+	NVX_IOCTL(NVX_IOC_GRANT_RANGES, sizeof(struct nvx_grant_ranges),
+		  nvx_ioc_grant_ranges, NVX_IOCTL_OUT_ON_ERROR),
+};
+
+static long nvx_grant_ioctl(struct file *file, unsigned int cmd,
+			    unsigned long arg)
+{
+	return nvx_ioctl_dispatch(file, cmd, arg, nvx_grant_ioctls,
+				  ARRAY_SIZE(nvx_grant_ioctls));
+}
+
+/**
+ * nvx_ioc_grant() - NVX_IOC_GRANT: a new grant fd
+ * @file: the /dev/nvx file.
+ * @argp: struct nvx_grant_create.
+ *
+ * Return: 0 with the fd in the argument, or the errors listed in
+ * include/uapi/nvx/pool.h.
+ */
+int nvx_ioc_grant(struct file *file, void *argp)
+{
+	struct nvx_grant_create *req = argp;
+	unsigned long nr, i;
+	struct nvx_grant *g;
+	struct file *gfile;
+	int ret, fd, nid;
+	long dirty = 0;
+	u64 bytes;
+
+	if (req->flags & ~NVX_GRANT_FLAGS || req->pad)
+		return -EINVAL;
+	if ((req->flags & NVX_GRANT_WAIT) && (req->flags & NVX_GRANT_CLEAN_ONLY))
+		return -EINVAL;
+	if (req->node != NVX_NODE_ANY && !nvx_node_valid(req->node))
+		return -EINVAL;
+	ret = nvx_bytes_to_chunks(req->bytes, &nr);
+	if (ret)
+		return ret;
+	bytes = (u64)nr * NVX_CHUNK_BYTES;
+	if (grant_max_bytes && bytes > grant_max_bytes)
+		return -EFBIG;
+
+	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	if (!g)
+		return -ENOMEM;
+	g->chunks = kvmalloc_array(nr, sizeof(*g->chunks), GFP_KERNEL);
+	if (!g->chunks) {
+		kfree(g);
+		return -ENOMEM;
+	}
+	if (!capable(CAP_IPC_LOCK)) {
+		ret = nvx_account(current_user(), bytes >> PAGE_SHIFT);
+		if (ret)
+			goto err_free;
+		g->user = get_uid(current_user());
+		g->accounted = bytes >> PAGE_SHIFT;
+	}
+
+	if (req->node != NVX_NODE_ANY) {
+		dirty = nvx_grant_fill(g, req->node, nr, req->flags);
+	} else {
+		/* the caller's node first, then any node that has room */
+		int first = numa_node_id();
+
+		dirty = nvx_grant_fill(g, first, nr, req->flags);
+		for_each_online_node(nid) {
+			if (dirty != -ENOSPC)
+				break;
+			if (nid != first)
+				dirty = nvx_grant_fill(g, nid, nr, req->flags);
+		}
+	}
+	if (dirty < 0) {
+		ret = dirty;
+		if (ret == -ENOSPC || ret == -EAGAIN)
+			atomic64_inc(&pool.grant_failures);
+		goto err_free;
+	}
+	nid = g->chunks[0]->nid;
+	g->nid = nid;
+
+	/* dirty chunks taken on the caller's path are zeroed here */
+	for (i = nr - dirty; i < nr; i++) {
+		nvx_chunk_zero(g->chunks[i]);
+		atomic64_add(NVX_CHUNK_BYTES, &pool.sync_zeroed_bytes);
+	}
+
+	fd = get_unused_fd_flags(O_RDWR |
+				 (req->flags & NVX_GRANT_CLOEXEC ? O_CLOEXEC : 0));
+	if (fd < 0) {
+		ret = fd;
+		goto err_free;
+	}
+	gfile = anon_inode_getfile("[nvx-grant]", &nvx_grant_fops, g, O_RDWR);
+	if (IS_ERR(gfile)) {
+		put_unused_fd(fd);
+		ret = PTR_ERR(gfile);
+		goto err_free;
+	}
+	atomic64_inc(&pool.grants);
+	atomic64_inc(&pool.grants_live);
+	trace_nvx_grant(nid, bytes, dirty * NVX_CHUNK_BYTES);
+	req->fd = fd;
+	req->granted = bytes;
+	fd_install(fd, gfile);
+	return 0;
+
+err_free:
+	nvx_grant_free(g);
+	return ret;
+}
+
+/* ---------------------------------------------------------- scrubber --- */
+
+/* Take one dirty chunk nobody else references, from any node. */
+static struct nvx_chunk *nvx_scrub_take(void)
+{
+	struct nvx_chunk *c;
+	int nid;
+
+	for_each_online_node(nid) {
+		struct nvx_pool_node *n = nvx_node(nid);
+
+		spin_lock(&n->lock);
+		list_for_each_entry(c, &n->dirty, list) {
+			if (nvx_chunk_busy(c))
+				continue;
+			list_del(&c->list);
+			n->nr_dirty--;
+			n->nr_scrubbing++;
+			spin_unlock(&n->lock);
+			return c;
+		}
+		spin_unlock(&n->lock);
+	}
+	return NULL;
+}
+
+static int nvx_scrubber(void *unused)
+{
+	set_user_nice(current, MAX_NICE);
+	while (!kthread_should_stop()) {
+		struct nvx_pool_node *n;
+		struct nvx_chunk *c;
+		int seen = atomic_read(&pool.returns);
+		u64 t0, ns;
+		uint rate;
+
+		c = nvx_scrub_take();
+		if (!c) {
+			/*
+			 * Nothing to do, or only chunks still pinned by
+			 * someone: look again when a grant returns memory,
+			 * or in a second.
+			 */
+			wait_event_interruptible_timeout(pool.scrub_wq,
+							 kthread_should_stop() ||
+							 atomic_read(&pool.returns) != seen,
+							 HZ);
+			continue;
+		}
+		t0 = ktime_get_ns();
+		nvx_chunk_zero(c);
+		ns = ktime_get_ns() - t0;
+
+		n = nvx_node(c->nid);
+		spin_lock(&n->lock);
+		list_add_tail(&c->list, &n->clean);
+		n->nr_scrubbing--;
+		n->nr_clean++;
+		spin_unlock(&n->lock);
+		atomic64_add(NVX_CHUNK_BYTES, &pool.scrubbed_bytes);
+		atomic64_add(ns, &pool.scrub_ns);
+		trace_nvx_scrub(c->nid, NVX_CHUNK_BYTES, ns);
+		wake_up_all(&pool.clean_wq);
+
+		rate = READ_ONCE(scrub_rate_mbps);
+		if (rate) {
+			u64 want = div_u64(NVX_CHUNK_BYTES * NSEC_PER_SEC,
+					   (u64)rate << 20);
+
+			if (want > ns)
+				schedule_timeout_interruptible(nsecs_to_jiffies(want - ns) ?: 1);
+		}
+		cond_resched();
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------- debugfs, init --- */
+
+static int nvx_pool_show(struct seq_file *m, void *unused)
+{
+	struct nvx_pool_stats s;
+	int nid;
+
+	seq_puts(m, "node total_bytes clean_bytes dirty_bytes granted_bytes\n");
+	for_each_online_node(nid) {
+		memset(&s, 0, sizeof(s));
+		nvx_pool_node_stats(nid, &s);
+		seq_printf(m, "%d %llu %llu %llu %llu\n", nid, s.total_bytes,
+			   s.clean_bytes, s.dirty_bytes, s.granted_bytes);
+	}
+	seq_printf(m, "chunk_bytes %llu\n", NVX_CHUNK_BYTES);
+	seq_printf(m, "grants %lld\n", atomic64_read(&pool.grants));
+	seq_printf(m, "grants_live %lld\n", atomic64_read(&pool.grants_live));
+	seq_printf(m, "grant_failures %lld\n",
+		   atomic64_read(&pool.grant_failures));
+	seq_printf(m, "scrubbed_bytes %lld\n",
+		   atomic64_read(&pool.scrubbed_bytes));
+	seq_printf(m, "scrub_ns %lld\n", atomic64_read(&pool.scrub_ns));
+	seq_printf(m, "sync_zeroed_bytes %lld\n",
+		   atomic64_read(&pool.sync_zeroed_bytes));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(nvx_pool);
+
+static void nvx_pool_free_all(void)
+{
+	struct nvx_chunk *c, *tmp;
+	int nid;
+
+	for_each_online_node(nid) {
+		struct nvx_pool_node *n = nvx_node(nid);
+		LIST_HEAD(list);
+
+		spin_lock(&n->lock);
+		list_splice_init(&n->clean, &list);
+		list_splice_init(&n->dirty, &list);
+		n->nr_total -= n->nr_clean + n->nr_dirty;
+		n->nr_clean = 0;
+		n->nr_dirty = 0;
+		spin_unlock(&n->lock);
+		/* a page still pinned elsewhere is freed when its pin goes */
+		list_for_each_entry_safe(c, tmp, &list, list)
+			nvx_chunk_free(c);
+	}
+}
+
+/**
+ * nvx_pool_init() - set up the pool, start the scrubber, fill boot_pool
+ *
+ * Return: 0 or a negative errno.
+ */
+int __init nvx_pool_init(void)
+{
+	int nid, ret;
+
+	ret = nvx_ioctls_check(nvx_grant_ioctls, ARRAY_SIZE(nvx_grant_ioctls));
+	if (ret)
+		return ret;
+	pool.nodes = kcalloc(nr_node_ids, sizeof(*pool.nodes), GFP_KERNEL);
+	if (!pool.nodes)
+		return -ENOMEM;
+	for (nid = 0; nid < nr_node_ids; nid++) {
+		spin_lock_init(&pool.nodes[nid].lock);
+		INIT_LIST_HEAD(&pool.nodes[nid].clean);
+		INIT_LIST_HEAD(&pool.nodes[nid].dirty);
+	}
+	mutex_init(&pool.resize_lock);
+	init_waitqueue_head(&pool.scrub_wq);
+	init_waitqueue_head(&pool.clean_wq);
+
+	pool.scrubber = kthread_run(nvx_scrubber, NULL, "nvx_scrub");
+	if (IS_ERR(pool.scrubber)) {
+		ret = PTR_ERR(pool.scrubber);
+		kfree(pool.nodes);
+		return ret;
+	}
+
+	pool.debugfs = debugfs_create_dir("nvx", NULL);
+	debugfs_create_file("pool", 0444, pool.debugfs, NULL, &nvx_pool_fops);
+
+	if (boot_pool && *boot_pool) {
+		char *end;
+		u64 bytes = memparse(boot_pool, &end);
+		unsigned long nr, done;
+
+		if (*end || nvx_bytes_to_chunks(bytes, &nr)) {
+			pr_warn("boot_pool=%s: not a size, ignored\n", boot_pool);
+		} else {
+			done = nvx_pool_resize(NVX_NODE_ANY, nr, true);
+			pr_info("boot pool: %llu of %llu bytes reserved\n",
+				(u64)done * NVX_CHUNK_BYTES,
+				(u64)nr * NVX_CHUNK_BYTES);
+		}
+	}
+	return 0;
+}
+
+/**
+ * nvx_pool_exit() - stop the scrubber and give all memory back
+ *
+ * Grants hold a reference to the module, so none is alive here.
+ */
+void nvx_pool_exit(void)
+{
+	kthread_stop(pool.scrubber);
+	debugfs_remove_recursive(pool.debugfs);
+	nvx_pool_free_all();
+	kfree(pool.nodes);
+}
