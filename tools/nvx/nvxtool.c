@@ -9,12 +9,16 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nvx/nvx.h>
@@ -24,7 +28,7 @@
 /* ------------------------------------------------------------ messages */
 
 static void nvx_vmsg(const char *prefix, const char *fmt, va_list ap)
-	__nvx_printf(2, 0);
+	__printf(2, 0);
 
 static void nvx_vmsg(const char *prefix, const char *fmt, va_list ap)
 {
@@ -143,7 +147,7 @@ static void nvx_json_key(struct nvx_json *j, const char *key)
 	unsigned int d = j->depth;
 
 	/* Members of objects have keys; elements and the top level not. */
-	assert(d ? (key != NULL) == (j->closer[d - 1] == '}') : !key);
+	assert(d ? !!key == (j->closer[d - 1] == '}') : !key);
 	if (!d)
 		return;
 	if (!j->first[d - 1])
@@ -205,14 +209,14 @@ void nvx_json_str(struct nvx_json *j, const char *key, const char *val)
 void nvx_json_u64(struct nvx_json *j, const char *key, uint64_t val)
 {
 	nvx_json_key(j, key);
-	fprintf(j->out, "%" PRIu64, val);
+	fprintf(j->out, "%llu", (unsigned long long)val);
 	nvx_json_done(j);
 }
 
 void nvx_json_s64(struct nvx_json *j, const char *key, int64_t val)
 {
 	nvx_json_key(j, key);
-	fprintf(j->out, "%" PRId64, val);
+	fprintf(j->out, "%lld", (long long)val);
 	nvx_json_done(j);
 }
 
@@ -226,7 +230,7 @@ void nvx_json_bool(struct nvx_json *j, const char *key, bool val)
 void nvx_json_hex(struct nvx_json *j, const char *key, uint64_t val)
 {
 	nvx_json_key(j, key);
-	fprintf(j->out, "\"0x%" PRIx64 "\"", val);
+	fprintf(j->out, "\"0x%llx\"", (unsigned long long)val);
 	nvx_json_done(j);
 }
 
@@ -234,6 +238,23 @@ void nvx_json_null(struct nvx_json *j, const char *key)
 {
 	nvx_json_key(j, key);
 	fputs("null", j->out);
+	nvx_json_done(j);
+}
+
+void nvx_json_double(struct nvx_json *j, const char *key, double val)
+{
+	char buf[40];
+
+	if (!isfinite(val)) {
+		nvx_json_null(j, key);
+		return;
+	}
+	/* keep it a float to the reader: 1.0, not 1 */
+	snprintf(buf, sizeof(buf), "%.6g", val);
+	if (!strpbrk(buf, ".en"))
+		strcat(buf, ".0");
+	nvx_json_key(j, key);
+	fputs(buf, j->out);
 	nvx_json_done(j);
 }
 
@@ -292,6 +313,98 @@ int nvx_parse_size(const char *s, uint64_t *out)
 		return -ERANGE;
 	*out = v << shift;
 	return 0;
+}
+
+int nvx_parse_uint(const char *s, unsigned long long max,
+		   unsigned long long *out)
+{
+	unsigned long long v = 0;
+	const char *p;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (p = s; *p; p++) {
+		unsigned int d = *p - '0';
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		if (v > (ULLONG_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	if (v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+char *nvx_fmt_bytes(char *buf, size_t size, uint64_t bytes)
+{
+	static const char * const units[] = { "KiB", "MiB", "GiB", "TiB",
+					      "PiB", "EiB" };
+	unsigned int u = 0;
+
+	if (bytes < 1024) {
+		snprintf(buf, size, "%llu B", (unsigned long long)bytes);
+		return buf;
+	}
+	while (u + 1 < NVX_ARRAY_SIZE(units) && bytes >> (10 * (u + 2)))
+		u++;
+	if (bytes & ((1ULL << (10 * (u + 1))) - 1))
+		snprintf(buf, size, "%.2f %s",
+			 (double)bytes / (double)(1ULL << (10 * (u + 1))),
+			 units[u]);
+	else
+		snprintf(buf, size, "%llu %s",
+			 (unsigned long long)(bytes >> (10 * (u + 1))),
+			 units[u]);
+	return buf;
+}
+
+/* ----------------------------------------------------------- getopt */
+
+int nvx_getopt_error(struct nvx_ctx *ctx, int c, char **argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	bool is_long = !strncmp(arg, "--", 2);
+	const char *eq = strchr(arg, '=');
+
+	if (c == ':')
+		return nvx_usage_error(ctx, "option '%s' needs an argument",
+				       arg);
+	if (is_long && eq && optopt)
+		return nvx_usage_error(ctx, "option '%.*s' takes no argument",
+				       (int)(eq - arg), arg);
+	if (!is_long && optopt)
+		return nvx_usage_error(ctx, "unknown option '-%c'", optopt);
+	return nvx_usage_error(ctx, "unknown option '%s'", arg);
+}
+
+/* ------------------------------------------------------- time, memory */
+
+uint64_t nvx_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+uint64_t nvx_touch_pages(void *addr, uint64_t len, bool check_zero)
+{
+	unsigned char *p = addr;
+	uint64_t off, nonzero = 0;
+
+	/*
+	 * Plain accesses do: the memory came from mmap() and goes to
+	 * munmap(), so the compiler can drop none of them.
+	 */
+	for (off = 0; off < len; off += NVX_TOUCH_STRIDE) {
+		if (check_zero && p[off])
+			nonzero++;
+		p[off] = 1;
+	}
+	return nonzero;
 }
 
 /* --------------------------------------------------------------- device */
@@ -489,11 +602,11 @@ static int cmd_features(struct nvx_ctx *ctx, int argc, char **argv)
 		return NVX_EXIT_OK;
 	}
 
-	printf("features: 0x%" PRIx64 "\n", (uint64_t)f.features);
+	printf("features: 0x%llx\n", (unsigned long long)f.features);
 	nvx_print_bits(f.features, nvx_feature_names,
 		       NVX_ARRAY_SIZE(nvx_feature_names));
-	printf("hw: 0x%" PRIx64 " (what the machine offers, not what nvx uses)\n",
-	       (uint64_t)f.hw);
+	printf("hw: 0x%llx (what the machine offers, not what nvx uses)\n",
+	       (unsigned long long)f.hw);
 	nvx_print_bits(f.hw, nvx_hw_names, NVX_ARRAY_SIZE(nvx_hw_names));
 	return NVX_EXIT_OK;
 }
@@ -523,6 +636,34 @@ static const struct nvx_cmd nvx_commands[] = {
 			 "the raw masks as hex strings (\"features\", \"hw\") beside one\n"
 			 "boolean per known bit (\"feature\", \"hw_facts\").\n",
 		.fn = cmd_features,
+	},
+	{
+		.name = "pool",
+		.summary = "grow, shrink and show the nvx memory pool",
+		.usage = "COMMAND [ARGS...]\n"
+			 "\n"
+			 "The pool holds zeroed memory per NUMA node for grants.\n",
+		.sub = nvx_pool_cmds,
+	},
+	{
+		.name = "stat",
+		.summary = "show every counter of the pool and its scrubber",
+		.usage = nvx_stat_usage,
+		.fn = nvx_cmd_stat,
+	},
+	{
+		.name = "grant",
+		.summary = "take a grant from the pool, map it, touch it, time it",
+		.usage = nvx_grant_usage,
+		.fn = nvx_cmd_grant,
+	},
+	{
+		.name = "bench",
+		.summary = "run a benchmark",
+		.usage = "COMMAND [ARGS...]\n"
+			 "\n"
+			 "Benchmarks of nvx against what the kernel offers without it.\n",
+		.sub = nvx_bench_cmds,
 	},
 	{
 		.name = "help",

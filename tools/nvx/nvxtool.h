@@ -25,6 +25,7 @@
 #define _NVXTOOL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -42,7 +43,9 @@ enum {
 
 #define NVX_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-#define __nvx_printf(a, b)	__attribute__((format(printf, a, b)))
+#ifndef __printf
+#define __printf(a, b)		__attribute__((format(printf, a, b)))
+#endif
 
 /* Deepest nesting of JSON objects and arrays the emitter supports. */
 #define NVX_JSON_MAX_DEPTH	16
@@ -103,15 +106,15 @@ struct nvx_ctx {
 };
 
 /* Messages on stderr, prefixed with "nvxtool: ". */
-void nvx_err(const char *fmt, ...) __nvx_printf(1, 2);
-void nvx_warn(const char *fmt, ...) __nvx_printf(1, 2);
+void nvx_err(const char *fmt, ...) __printf(1, 2);
+void nvx_warn(const char *fmt, ...) __printf(1, 2);
 
 /*
  * Report a bad command line for the running command, point at its --help,
  * and return NVX_EXIT_USAGE.
  */
 int nvx_usage_error(struct nvx_ctx *ctx, const char *fmt, ...)
-	__nvx_printf(2, 3);
+	__printf(2, 3);
 
 /* For a command without arguments: NVX_EXIT_OK or a usage error. */
 int nvx_no_args(struct nvx_ctx *ctx, int argc, char **argv);
@@ -146,6 +149,47 @@ int nvx_ioctl(struct nvx_ctx *ctx, unsigned long req, void *arg,
 int nvx_parse_size(const char *s, uint64_t *out);
 
 /*
+ * nvx_parse_uint() - parse a decimal number no larger than @max
+ * Only decimal digits: no sign, space or suffix.
+ * Return: 0 and *@out set; -EINVAL for anything else, -ERANGE above @max.
+ * *@out is untouched on error.
+ */
+int nvx_parse_uint(const char *s, unsigned long long max,
+		   unsigned long long *out);
+
+/*
+ * For a handler parsing its options with getopt_long() and an optstring
+ * that starts with ':': report the unknown option ('?') or the missing
+ * argument (':') that getopt_long() returned as @c, as a usage error.
+ * Return: NVX_EXIT_USAGE.
+ */
+int nvx_getopt_error(struct nvx_ctx *ctx, int c, char **argv);
+
+/* Room for any string nvx_fmt_bytes() writes, with its NUL. */
+#define NVX_FMT_BYTES_LEN	32
+
+/*
+ * nvx_fmt_bytes() - a byte count for people: "512 MiB", "1.50 GiB",
+ * "4 KiB", "100 B" (units of 1024; two decimals when not a whole number
+ * of the unit). Return: @buf.
+ */
+char *nvx_fmt_bytes(char *buf, size_t size, uint64_t bytes);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t nvx_now_ns(void);
+
+/* The stride of nvx_touch_pages(): one byte per 4 KiB page. */
+#define NVX_TOUCH_STRIDE	4096UL
+
+/*
+ * nvx_touch_pages() - write one byte in every 4 KiB page of @len bytes
+ * at @addr, which must be mapped writable. With @check_zero, read the byte
+ * first and count the pages where it was not 0.
+ * Return: that count (0 without @check_zero).
+ */
+uint64_t nvx_touch_pages(void *addr, uint64_t len, bool check_zero);
+
+/*
  * The JSON emitter. @key is the member name inside an object, and NULL
  * for the top-level value and for array elements. Ending the top-level
  * value writes the newline. Strings are escaped; nvx_json_hex() writes
@@ -161,5 +205,32 @@ void nvx_json_s64(struct nvx_json *j, const char *key, int64_t val);
 void nvx_json_bool(struct nvx_json *j, const char *key, bool val);
 void nvx_json_hex(struct nvx_json *j, const char *key, uint64_t val);
 void nvx_json_null(struct nvx_json *j, const char *key);
+/* A number with up to 6 significant digits; null when not finite. */
+void nvx_json_double(struct nvx_json *j, const char *key, double val);
+
+/*
+ * Commands of the capabilities in their own files, for the top-level
+ * table in nvxtool.c: groups by their table, leaves by handler and usage.
+ */
+extern const struct nvx_cmd nvx_pool_cmds[];	/* pool.c: pool ... */
+extern const struct nvx_cmd nvx_bench_cmds[];	/* bench.c: bench ... */
+extern const char nvx_stat_usage[];		/* pool.c: stat */
+int nvx_cmd_stat(struct nvx_ctx *ctx, int argc, char **argv);
+extern const char nvx_grant_usage[];		/* pool.c: grant */
+int nvx_cmd_grant(struct nvx_ctx *ctx, int argc, char **argv);
+
+/*
+ * pool.c: the pool and grant ioctls for other commands (bench.c). The
+ * device must be open (nvx_open_device()). Each returns 0 or -errno and
+ * prints nothing; nvx_pool_strerror() explains an errno of @req.
+ */
+struct nvx_pool_stats;
+int nvx_pool_stats_get(struct nvx_ctx *ctx, uint32_t node,
+		       struct nvx_pool_stats *s);
+int nvx_pool_resize(struct nvx_ctx *ctx, bool grow, uint32_t node,
+		    uint64_t bytes, uint64_t *done);
+int nvx_grant_new(struct nvx_ctx *ctx, uint32_t node, uint64_t bytes,
+		  uint32_t flags, int *fd);
+const char *nvx_pool_strerror(unsigned long req, int err);
 
 #endif /* _NVXTOOL_H */
