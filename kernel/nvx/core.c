@@ -10,6 +10,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/init.h>
 #include <linux/miscdevice.h>
@@ -22,7 +23,8 @@
 
 #include "internal.h"
 
-static int nvx_ioc_version(struct file *file, void *argp)
+static int nvx_ioc_version(struct file *file, void *argp,
+			   struct nvx_new_fd *nfd)
 {
 	struct nvx_version *v = argp;
 
@@ -53,7 +55,8 @@ u64 nvx_features(void)
 	return f;
 }
 
-static int nvx_ioc_features(struct file *file, void *argp)
+static int nvx_ioc_features(struct file *file, void *argp,
+			    struct nvx_new_fd *nfd)
 {
 	struct nvx_features *f = argp;
 
@@ -108,6 +111,7 @@ long nvx_ioctl_dispatch(struct file *file, unsigned int cmd, unsigned long arg,
 			const struct nvx_ioctl_desc *table, size_t n)
 {
 	u64 kbuf[NVX_IOCTL_MAX_ARG / sizeof(u64)] = {};
+	struct nvx_new_fd nfd = { .file = NULL, .fd = -1 };
 	const struct nvx_ioctl_desc *desc = NULL;
 	void __user *uarg = (void __user *)arg;
 	size_t usize = _IOC_SIZE(cmd);
@@ -134,13 +138,20 @@ long nvx_ioctl_dispatch(struct file *file, unsigned int cmd, unsigned long arg,
 	if (ret)
 		return ret;
 
-	ret = desc->handler(file, kbuf);
+	ret = desc->handler(file, kbuf, &nfd);
 	if (ret && !(desc->flags & NVX_IOCTL_OUT_ON_ERROR))
 		return ret;
 
 	if ((_IOC_DIR(desc->cmd) & _IOC_READ) &&
-	    copy_to_user(uarg, kbuf, min(ksize, usize)))
+	    copy_to_user(uarg, kbuf, min(ksize, usize))) {
+		if (nfd.file) {
+			put_unused_fd(nfd.fd);
+			fput(nfd.file);
+		}
 		return -EFAULT;
+	}
+	if (nfd.file)
+		fd_install(nfd.fd, nfd.file);
 	return ret;
 }
 

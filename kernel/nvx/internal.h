@@ -17,17 +17,33 @@ u64 nvx_features(void);
 #define NVX_IOCTL_OUT_ON_ERROR	BIT(0)
 
 /**
+ * struct nvx_new_fd - a file descriptor an ioctl hands out
+ * @file: the new file; NULL when the ioctl made none.
+ * @fd: the reserved descriptor number, written into the argument struct.
+ *
+ * A handler that creates an fd reserves the number and the file but does
+ * not install them: the dispatcher installs the fd only once the result
+ * has reached userspace, and undoes both when copying it out fails, so
+ * that no fd exists that the caller never learnt about.
+ */
+struct nvx_new_fd {
+	struct file *file;
+	int fd;
+};
+
+/**
  * struct nvx_ioctl_desc - one nvx ioctl
  * @cmd: the ioctl number as the uapi header defines it.
  * @min_size: size of the first published version of the argument struct.
  * @handler: called with a kernel copy of the argument, zero-extended to
- *	the size of the struct this kernel knows (_IOC_SIZE(@cmd)).
+ *	the size of the struct this kernel knows (_IOC_SIZE(@cmd)), and a
+ *	struct nvx_new_fd to fill in when it creates a file descriptor.
  * @flags: NVX_IOCTL_* bits.
  */
 struct nvx_ioctl_desc {
 	unsigned int cmd;
 	size_t min_size;
-	int (*handler)(struct file *file, void *argp);
+	int (*handler)(struct file *file, void *argp, struct nvx_new_fd *nfd);
 	unsigned int flags;
 };
 
@@ -45,10 +61,11 @@ int nvx_ioctls_check(const struct nvx_ioctl_desc *table, size_t n);
 #ifdef CONFIG_NVX_POOL
 int nvx_pool_init(void);
 void nvx_pool_exit(void);
-int nvx_ioc_pool_grow(struct file *file, void *argp);
-int nvx_ioc_pool_shrink(struct file *file, void *argp);
-int nvx_ioc_pool_stats(struct file *file, void *argp);
-int nvx_ioc_grant(struct file *file, void *argp);
+int nvx_ioc_pool_grow(struct file *file, void *argp, struct nvx_new_fd *nfd);
+int nvx_ioc_pool_shrink(struct file *file, void *argp,
+			struct nvx_new_fd *nfd);
+int nvx_ioc_pool_stats(struct file *file, void *argp, struct nvx_new_fd *nfd);
+int nvx_ioc_grant(struct file *file, void *argp, struct nvx_new_fd *nfd);
 #else
 static inline int nvx_pool_init(void) { return 0; }
 static inline void nvx_pool_exit(void) { }

@@ -94,7 +94,12 @@ struct nvx_chunk {
  * @nr_clean: chunks on @clean.
  * @nr_dirty: chunks on @dirty.
  * @nr_granted: chunks owned by grants.
- * @nr_scrubbing: dirty chunks off @dirty while the scrubber zeroes them.
+ * @nr_scrubbing: dirty chunks off the lists while the scrubber zeroes or
+ *	checks them.
+ * @pinned: returned chunks with a page someone else still references
+ *	(a long-term pin, a pipe buffer): neither zeroed nor granted until
+ *	the scrubber finds them free again; checked once a second.
+ * @nr_pinned: chunks on @pinned.
  */
 struct nvx_pool_node {
 	spinlock_t lock;		/* lists and counters below */
@@ -105,6 +110,8 @@ struct nvx_pool_node {
 	unsigned long nr_dirty;
 	unsigned long nr_granted;
 	unsigned long nr_scrubbing;
+	struct list_head pinned;
+	unsigned long nr_pinned;
 };
 
 static struct {
@@ -246,11 +253,13 @@ static struct nvx_chunk *nvx_pool_take_releasable(int nid)
 		n->nr_clean--;
 		goto found;
 	}
-	list_for_each_entry(c, &n->dirty, list) {
-		if (!nvx_chunk_busy(c)) {
-			n->nr_dirty--;
+	while ((c = list_first_entry_or_null(&n->dirty, struct nvx_chunk,
+					     list))) {
+		n->nr_dirty--;
+		if (!nvx_chunk_busy(c))
 			goto found;
-		}
+		list_move_tail(&c->list, &n->pinned);
+		n->nr_pinned++;
 	}
 	spin_unlock(&n->lock);
 	return NULL;
@@ -289,6 +298,7 @@ static int nvx_bytes_to_chunks(u64 bytes, unsigned long *nr)
 /* Grow (@grow) or shrink by @nr chunks on @node or spread over all. */
 static unsigned long nvx_pool_resize(u32 node, unsigned long nr, bool grow)
 {
+	nodemask_t online = node_states[N_ONLINE];
 	unsigned long done = 0, share, step;
 	int nid, nodes, i;
 
@@ -299,9 +309,9 @@ static unsigned long nvx_pool_resize(u32 node, unsigned long nr, bool grow)
 		goto out;
 	}
 	/* spread evenly; a node that falls short leaves the rest to others */
-	nodes = num_online_nodes();
+	nodes = nodes_weight(online);
 	i = 0;
-	for_each_online_node(nid) {
+	for_each_node_mask(nid, online) {
 		share = DIV_ROUND_UP(nr - done, nodes - i);
 		step = grow ? nvx_pool_grow_node(nid, share) :
 			      nvx_pool_shrink_node(nid, share);
@@ -309,7 +319,7 @@ static unsigned long nvx_pool_resize(u32 node, unsigned long nr, bool grow)
 		i++;
 	}
 	/* a second pass takes what the first one left */
-	for_each_online_node(nid) {
+	for_each_node_mask(nid, online) {
 		if (done >= nr)
 			break;
 		done += grow ? nvx_pool_grow_node(nid, nr - done) :
@@ -352,10 +362,11 @@ static int nvx_pool_resize_ioctl(void *argp, bool grow)
  * nvx_ioc_pool_grow() - NVX_IOC_POOL_GROW
  * @file: the /dev/nvx file.
  * @argp: struct nvx_pool_resize.
+ * @nfd: unused.
  *
  * Return: 0, -EPERM, -EINVAL, or -ENOMEM after adding less than asked.
  */
-int nvx_ioc_pool_grow(struct file *file, void *argp)
+int nvx_ioc_pool_grow(struct file *file, void *argp, struct nvx_new_fd *nfd)
 {
 	return nvx_pool_resize_ioctl(argp, true);
 }
@@ -364,10 +375,11 @@ int nvx_ioc_pool_grow(struct file *file, void *argp)
  * nvx_ioc_pool_shrink() - NVX_IOC_POOL_SHRINK
  * @file: the /dev/nvx file.
  * @argp: struct nvx_pool_resize.
+ * @nfd: unused.
  *
  * Return: 0, -EPERM, -EINVAL, or -EBUSY after releasing less than asked.
  */
-int nvx_ioc_pool_shrink(struct file *file, void *argp)
+int nvx_ioc_pool_shrink(struct file *file, void *argp, struct nvx_new_fd *nfd)
 {
 	return nvx_pool_resize_ioctl(argp, false);
 }
@@ -379,7 +391,8 @@ static void nvx_pool_node_stats(int nid, struct nvx_pool_stats *s)
 	spin_lock(&n->lock);
 	s->total_bytes += (u64)n->nr_total * NVX_CHUNK_BYTES;
 	s->clean_bytes += (u64)n->nr_clean * NVX_CHUNK_BYTES;
-	s->dirty_bytes += (u64)(n->nr_dirty + n->nr_scrubbing) * NVX_CHUNK_BYTES;
+	s->dirty_bytes += (u64)(n->nr_dirty + n->nr_scrubbing + n->nr_pinned) *
+			  NVX_CHUNK_BYTES;
 	s->granted_bytes += (u64)n->nr_granted * NVX_CHUNK_BYTES;
 	spin_unlock(&n->lock);
 }
@@ -388,10 +401,11 @@ static void nvx_pool_node_stats(int nid, struct nvx_pool_stats *s)
  * nvx_ioc_pool_stats() - NVX_IOC_POOL_STATS
  * @file: the /dev/nvx file.
  * @argp: struct nvx_pool_stats.
+ * @nfd: unused.
  *
  * Return: 0, or -EINVAL for bad flags or an offline node.
  */
-int nvx_ioc_pool_stats(struct file *file, void *argp)
+int nvx_ioc_pool_stats(struct file *file, void *argp, struct nvx_new_fd *nfd)
 {
 	struct nvx_pool_stats *s = argp;
 	int nid;
@@ -456,24 +470,40 @@ static long nvx_grant_take(struct nvx_grant *g, int nid, unsigned long nr,
 			   bool dirty_ok)
 {
 	struct nvx_pool_node *n = nvx_node(nid);
+	unsigned long from_dirty, got = 0, taken = 0;
 	struct nvx_chunk *c, *tmp;
-	unsigned long from_dirty, usable = 0, taken = 0;
+	LIST_HEAD(dirty);
 
 	spin_lock(&n->lock);
 	if (n->nr_clean + n->nr_dirty + n->nr_scrubbing < nr)
 		goto nospc;
 	from_dirty = nr > n->nr_clean ? nr - n->nr_clean : 0;
 	if (from_dirty) {
-		/* pinned chunks cannot be given out, nor zeroed */
-		list_for_each_entry(c, &n->dirty, list) {
-			if (!nvx_chunk_busy(c) && ++usable == from_dirty)
+		if (!dirty_ok)
+			goto again;
+		/*
+		 * One pass: usable chunks move to a local list, chunks
+		 * someone still references move to the pinned list, so
+		 * that none is looked at twice.
+		 */
+		list_for_each_entry_safe(c, tmp, &n->dirty, list) {
+			if (got == from_dirty)
 				break;
+			n->nr_dirty--;
+			if (nvx_chunk_busy(c)) {
+				list_move_tail(&c->list, &n->pinned);
+				n->nr_pinned++;
+				continue;
+			}
+			list_move_tail(&c->list, &dirty);
+			got++;
 		}
-		if (n->nr_clean + usable + n->nr_scrubbing < nr)
-			goto nospc;
-		if (!dirty_ok || usable < from_dirty) {
-			spin_unlock(&n->lock);
-			return -EAGAIN;
+		if (got < from_dirty) {
+			list_splice(&dirty, &n->dirty);
+			n->nr_dirty += got;
+			if (n->nr_clean + n->nr_dirty + n->nr_scrubbing < nr)
+				goto nospc;
+			goto again;	/* the scrubber is on it */
 		}
 	}
 	list_for_each_entry_safe(c, tmp, &n->clean, list) {
@@ -483,20 +513,18 @@ static long nvx_grant_take(struct nvx_grant *g, int nid, unsigned long nr,
 		g->chunks[g->nr_chunks + taken++] = c;
 	}
 	n->nr_clean -= taken;
-	list_for_each_entry_safe(c, tmp, &n->dirty, list) {
-		if (taken == nr)
-			break;
-		if (nvx_chunk_busy(c))
-			continue;
+	list_for_each_entry_safe(c, tmp, &dirty, list) {
 		list_del(&c->list);
 		g->chunks[g->nr_chunks + taken++] = c;
 	}
-	n->nr_dirty -= from_dirty;
-	n->nr_granted += nr;
+	n->nr_granted += taken;
 	spin_unlock(&n->lock);
-	g->nr_chunks += nr;
+	g->nr_chunks += taken;
 	return from_dirty;
 
+again:
+	spin_unlock(&n->lock);
+	return -EAGAIN;
 nospc:
 	spin_unlock(&n->lock);
 	return -ENOSPC;
@@ -568,6 +596,16 @@ static void nvx_grant_free(struct nvx_grant *g)
 	kfree(g);
 }
 
+static unsigned long nvx_pool_total_chunks(void)
+{
+	unsigned long total = 0;
+	int nid;
+
+	for_each_online_node(nid)
+		total += READ_ONCE(nvx_node(nid)->nr_total);
+	return total;
+}
+
 static int nvx_grant_release(struct inode *inode, struct file *file)
 {
 	nvx_grant_free(file->private_data);
@@ -634,6 +672,11 @@ static int nvx_grant_mmap(struct file *file, struct vm_area_struct *vma)
 		ret = vm_insert_pages(vma, addr, pages, &left);
 		if (ret)
 			break;
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
+		cond_resched();
 		addr += n << PAGE_SHIFT;
 		pgoff += n;
 		npages -= n;
@@ -654,7 +697,8 @@ static const struct file_operations nvx_grant_fops = {
 	.llseek = noop_llseek,
 };
 
-static int nvx_ioc_grant_info(struct file *file, void *argp)
+static int nvx_ioc_grant_info(struct file *file, void *argp,
+			      struct nvx_new_fd *nfd)
 {
 	struct nvx_grant *g = file->private_data;
 	struct nvx_grant_info *info = argp;
@@ -668,7 +712,8 @@ static int nvx_ioc_grant_info(struct file *file, void *argp)
 	return 0;
 }
 
-static int nvx_ioc_grant_ranges(struct file *file, void *argp)
+static int nvx_ioc_grant_ranges(struct file *file, void *argp,
+				struct nvx_new_fd *nfd)
 {
 	struct nvx_grant *g = file->private_data;
 	struct nvx_grant_ranges *r = argp;
@@ -695,6 +740,7 @@ static int nvx_ioc_grant_ranges(struct file *file, void *argp)
 		cur.phys = phys;
 		cur.bytes = NVX_CHUNK_BYTES;
 		count++;
+		cond_resched();
 	}
 	if (count && count <= room &&
 	    copy_to_user(&out[count - 1], &cur, sizeof(cur)))
@@ -721,11 +767,12 @@ static long nvx_grant_ioctl(struct file *file, unsigned int cmd,
  * nvx_ioc_grant() - NVX_IOC_GRANT: a new grant fd
  * @file: the /dev/nvx file.
  * @argp: struct nvx_grant_create.
+ * @nfd: receives the new fd, installed once the result reached userspace.
  *
  * Return: 0 with the fd in the argument, or the errors listed in
  * include/uapi/nvx/pool.h.
  */
-int nvx_ioc_grant(struct file *file, void *argp)
+int nvx_ioc_grant(struct file *file, void *argp, struct nvx_new_fd *nfd)
 {
 	struct nvx_grant_create *req = argp;
 	unsigned long nr, i;
@@ -747,15 +794,15 @@ int nvx_ioc_grant(struct file *file, void *argp)
 	bytes = (u64)nr * NVX_CHUNK_BYTES;
 	if (grant_max_bytes && bytes > grant_max_bytes)
 		return -EFBIG;
+	/* never more than the whole pool: bounds the allocations below */
+	if (nr > nvx_pool_total_chunks()) {
+		atomic64_inc(&pool.grant_failures);
+		return -ENOSPC;
+	}
 
-	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
 	if (!g)
 		return -ENOMEM;
-	g->chunks = kvmalloc_array(nr, sizeof(*g->chunks), GFP_KERNEL);
-	if (!g->chunks) {
-		kfree(g);
-		return -ENOMEM;
-	}
 	if (!capable(CAP_IPC_LOCK)) {
 		ret = nvx_account(current_user(), bytes >> PAGE_SHIFT);
 		if (ret)
@@ -763,20 +810,34 @@ int nvx_ioc_grant(struct file *file, void *argp)
 		g->user = get_uid(current_user());
 		g->accounted = bytes >> PAGE_SHIFT;
 	}
+	g->chunks = kvmalloc_array(nr, sizeof(*g->chunks),
+				   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!g->chunks) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
 
 	if (req->node != NVX_NODE_ANY) {
 		dirty = nvx_grant_fill(g, req->node, nr, req->flags);
 	} else {
 		/* the caller's node first, then any node that has room */
 		int first = numa_node_id();
+		long err;
 
 		dirty = nvx_grant_fill(g, first, nr, req->flags);
+		err = dirty;
 		for_each_online_node(nid) {
-			if (dirty != -ENOSPC)
+			if (dirty >= 0 || dirty == -EINTR)
 				break;
-			if (nid != first)
-				dirty = nvx_grant_fill(g, nid, nr, req->flags);
+			if (nid == first)
+				continue;
+			dirty = nvx_grant_fill(g, nid, nr, req->flags);
+			if (dirty == -EAGAIN)
+				err = dirty;
 		}
+		/* "wait for the scrubber" says more than "no room" */
+		if (dirty == -ENOSPC)
+			dirty = err;
 	}
 	if (dirty < 0) {
 		ret = dirty;
@@ -805,12 +866,14 @@ int nvx_ioc_grant(struct file *file, void *argp)
 		ret = PTR_ERR(gfile);
 		goto err_free;
 	}
+	/* from here on the file owns the grant: its release frees it */
 	atomic64_inc(&pool.grants);
 	atomic64_inc(&pool.grants_live);
 	trace_nvx_grant(nid, bytes, dirty * NVX_CHUNK_BYTES);
 	req->fd = fd;
 	req->granted = bytes;
-	fd_install(fd, gfile);
+	nfd->file = gfile;
+	nfd->fd = fd;
 	return 0;
 
 err_free:
@@ -820,7 +883,10 @@ err_free:
 
 /* ---------------------------------------------------------- scrubber --- */
 
-/* Take one dirty chunk nobody else references, from any node. */
+/*
+ * Take one dirty chunk, from any node, off its list for the scrubber; it
+ * counts as scrubbing until nvx_scrub_done() or nvx_scrub_pinned().
+ */
 static struct nvx_chunk *nvx_scrub_take(void)
 {
 	struct nvx_chunk *c;
@@ -830,9 +896,8 @@ static struct nvx_chunk *nvx_scrub_take(void)
 		struct nvx_pool_node *n = nvx_node(nid);
 
 		spin_lock(&n->lock);
-		list_for_each_entry(c, &n->dirty, list) {
-			if (nvx_chunk_busy(c))
-				continue;
+		c = list_first_entry_or_null(&n->dirty, struct nvx_chunk, list);
+		if (c) {
 			list_del(&c->list);
 			n->nr_dirty--;
 			n->nr_scrubbing++;
@@ -842,6 +907,56 @@ static struct nvx_chunk *nvx_scrub_take(void)
 		spin_unlock(&n->lock);
 	}
 	return NULL;
+}
+
+/* A chunk the scrubber took goes back on the pinned or the dirty list. */
+static void nvx_scrub_putback(struct nvx_chunk *c, bool pinned)
+{
+	struct nvx_pool_node *n = nvx_node(c->nid);
+
+	spin_lock(&n->lock);
+	n->nr_scrubbing--;
+	if (pinned) {
+		list_add_tail(&c->list, &n->pinned);
+		n->nr_pinned++;
+	} else {
+		list_add_tail(&c->list, &n->dirty);
+		n->nr_dirty++;
+	}
+	spin_unlock(&n->lock);
+}
+
+/* Look at the pinned chunks again, outside the lock; free ones go dirty. */
+static void nvx_scrub_recheck_pinned(void)
+{
+	struct nvx_chunk *c, *tmp;
+	int nid;
+
+	for_each_online_node(nid) {
+		struct nvx_pool_node *n = nvx_node(nid);
+		LIST_HEAD(list);
+
+		spin_lock(&n->lock);
+		list_splice_init(&n->pinned, &list);
+		n->nr_scrubbing += n->nr_pinned;
+		n->nr_pinned = 0;
+		spin_unlock(&n->lock);
+		list_for_each_entry_safe(c, tmp, &list, list) {
+			list_del(&c->list);
+			nvx_scrub_putback(c, nvx_chunk_busy(c));
+			cond_resched();
+		}
+	}
+}
+
+static bool nvx_pool_has_pinned(void)
+{
+	int nid;
+
+	for_each_online_node(nid)
+		if (READ_ONCE(nvx_node(nid)->nr_pinned))
+			return true;
+	return false;
 }
 
 static int nvx_scrubber(void *unused)
@@ -865,6 +980,12 @@ static int nvx_scrubber(void *unused)
 							 kthread_should_stop() ||
 							 atomic_read(&pool.returns) != seen,
 							 HZ);
+			if (nvx_pool_has_pinned())
+				nvx_scrub_recheck_pinned();
+			continue;
+		}
+		if (nvx_chunk_busy(c)) {
+			nvx_scrub_putback(c, true);
 			continue;
 		}
 		t0 = ktime_get_ns();
@@ -935,9 +1056,11 @@ static void nvx_pool_free_all(void)
 		spin_lock(&n->lock);
 		list_splice_init(&n->clean, &list);
 		list_splice_init(&n->dirty, &list);
-		n->nr_total -= n->nr_clean + n->nr_dirty;
+		list_splice_init(&n->pinned, &list);
+		n->nr_total -= n->nr_clean + n->nr_dirty + n->nr_pinned;
 		n->nr_clean = 0;
 		n->nr_dirty = 0;
+		n->nr_pinned = 0;
 		spin_unlock(&n->lock);
 		/* a page still pinned elsewhere is freed when its pin goes */
 		list_for_each_entry_safe(c, tmp, &list, list)
@@ -964,6 +1087,7 @@ int __init nvx_pool_init(void)
 		spin_lock_init(&pool.nodes[nid].lock);
 		INIT_LIST_HEAD(&pool.nodes[nid].clean);
 		INIT_LIST_HEAD(&pool.nodes[nid].dirty);
+		INIT_LIST_HEAD(&pool.nodes[nid].pinned);
 	}
 	mutex_init(&pool.resize_lock);
 	init_waitqueue_head(&pool.scrub_wq);
