@@ -50,6 +50,7 @@ struct nvx_pool_resize {
  * @flags: in: must be 0.
  * @node: in: the NUMA node, or NVX_NODE_ANY for the sum of all nodes.
  * @nr_nodes: out: nr_node_ids, the bound for @node.
+ * @pad: in: must be 0.
  * @chunk_bytes: out: size of one chunk.
  * @total_bytes: out: memory in the pool (clean + dirty + granted).
  * @clean_bytes: out: zeroed and ready to grant.
