@@ -32,6 +32,7 @@
 #define PAGE		4096UL
 #define PARAMS		"/sys/module/nvx/parameters/"
 #define GUP_TEST	"/sys/kernel/debug/gup_test"
+#define TRACEFS		"/sys/kernel/tracing/"
 
 static int pool_stats(int fd, struct nvx_pool_stats *s)
 {
@@ -805,6 +806,86 @@ TEST_F(pool, ranges_and_max_grant)
 	EXPECT_LE(0, g);
 	close(g);
 	ASSERT_EQ(0, write_param("grant_max_bytes", "0"));
+}
+
+/* Grant memory works as an I/O buffer: read() into it, write() from it. */
+TEST_F(pool, io_buffer)
+{
+	unsigned char *p, buf[4096];
+	int g, pfd[2], fd;
+
+	g = grant(self->fd, CHUNK, 0, NULL);
+	ASSERT_LE(0, g);
+	p = map_grant(g, CHUNK);
+	ASSERT_NE(MAP_FAILED, p);
+	fd = open("/dev/urandom", O_RDONLY);
+	ASSERT_LE(0, fd);
+	/* across the page boundary in the middle of the chunk */
+	ASSERT_EQ(8192, read(fd, p + CHUNK / 2 - 4096, 8192));
+	close(fd);
+	ASSERT_EQ(0, pipe(pfd));
+	ASSERT_EQ(4096, write(pfd[1], p + CHUNK / 2 - 2048, 4096));
+	ASSERT_EQ(4096, read(pfd[0], buf, sizeof(buf)));
+	EXPECT_EQ(0, memcmp(buf, p + CHUNK / 2 - 2048, 4096));
+	close(pfd[0]);
+	close(pfd[1]);
+	munmap(p, CHUNK);
+	close(g);
+}
+
+static int write_str(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	int n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/* The pool's tracepoints fire: grow, grant, release, scrub, shrink. */
+TEST_F(pool, tracepoints)
+{
+	static const char * const events[] = {
+		"nvx_pool_grow:", "nvx_grant:", "nvx_grant_release:",
+		"nvx_scrub:", "nvx_pool_shrink:",
+	};
+	char *trace;
+	size_t len = 0, i;
+	ssize_t n;
+	int fd, g;
+
+	if (access(TRACEFS "events/nvx/enable", W_OK))
+		SKIP(return, "no tracefs at " TRACEFS);
+	ASSERT_EQ(0, write_str(TRACEFS "trace", ""));
+	ASSERT_EQ(0, write_str(TRACEFS "events/nvx/enable", "1"));
+	ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_GROW, CHUNK,
+				 NVX_NODE_ANY, NULL));
+	g = grant(self->fd, CHUNK, 0, NULL);
+	ASSERT_LE(0, g);
+	close(g);
+	ASSERT_EQ(0, wait_scrubbed(self->fd));
+	ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_SHRINK, CHUNK,
+				 NVX_NODE_ANY, NULL));
+	ASSERT_EQ(0, write_str(TRACEFS "events/nvx/enable", "0"));
+
+	trace = malloc(1 << 20);
+	ASSERT_NE(NULL, trace);
+	fd = open(TRACEFS "trace", O_RDONLY);
+	ASSERT_LE(0, fd);
+	while (len < (1 << 20) - 1 &&
+	       (n = read(fd, trace + len, (1 << 20) - 1 - len)) > 0)
+		len += n;
+	trace[len] = '\0';
+	close(fd);
+	for (i = 0; i < ARRAY_SIZE(events); i++) {
+		if (!strstr(trace, events[i]))
+			TH_LOG("no %s event in the trace", events[i]);
+		EXPECT_NE(NULL, strstr(trace, events[i]));
+	}
+	free(trace);
 }
 
 /* A FOLL_LONGTERM pin of grant memory succeeds (no migration needed). */
