@@ -123,6 +123,13 @@ static bool all_bytes(const unsigned char *p, size_t len, unsigned char c)
 	return true;
 }
 
+/*
+ * Emulated machines with KASAN are slow: a KVM guest's first entry or
+ * zeroing the whole test pool can take far longer than the harness's
+ * default 30 seconds.
+ */
+#define POOL_TEST(name) TEST_F_TIMEOUT(pool, name, 180)
+
 FIXTURE(pool) {
 	int fd;
 	struct nvx_pool_stats start;
@@ -164,7 +171,7 @@ FIXTURE_TEARDOWN(pool)
 	close(self->fd);
 }
 
-TEST_F(pool, grow_shrink_show)
+POOL_TEST(grow_shrink_show)
 {
 	struct nvx_pool_stats s, after;
 	uint64_t done;
@@ -197,7 +204,7 @@ TEST_F(pool, grow_shrink_show)
 	EXPECT_EQ(-EINVAL, nvx_ioctl(self->fd, NVX_IOC_POOL_STATS, &after));
 }
 
-TEST_F(pool, bad_resize)
+POOL_TEST(bad_resize)
 {
 	struct nvx_pool_resize r = { .node = NVX_NODE_ANY, .bytes = CHUNK };
 
@@ -215,7 +222,7 @@ TEST_F(pool, bad_resize)
 }
 
 /* Growing beyond what memory holds: -ENOMEM, and what was added is kept. */
-TEST_F(pool, grow_beyond_memory)
+POOL_TEST(grow_beyond_memory)
 {
 	struct nvx_pool_stats before, after;
 	uint64_t done = 0;
@@ -233,7 +240,7 @@ TEST_F(pool, grow_beyond_memory)
 				 NVX_NODE_ANY, NULL));
 }
 
-TEST_F(pool, grant_one_and_many_chunks)
+POOL_TEST(grant_one_and_many_chunks)
 {
 	struct nvx_grant_info info = { 0 };
 	struct nvx_pool_stats s;
@@ -265,7 +272,7 @@ TEST_F(pool, grant_one_and_many_chunks)
 	close(g2);
 }
 
-TEST_F(pool, unaligned_sizes_round_up)
+POOL_TEST(unaligned_sizes_round_up)
 {
 	uint64_t got;
 	unsigned char *p;
@@ -286,7 +293,7 @@ TEST_F(pool, unaligned_sizes_round_up)
 	close(g);
 }
 
-TEST_F(pool, bad_grants)
+POOL_TEST(bad_grants)
 {
 	struct nvx_grant_create g = { .node = NVX_NODE_ANY, .bytes = CHUNK };
 	struct nvx_pool_stats s;
@@ -312,7 +319,7 @@ TEST_F(pool, bad_grants)
 	EXPECT_EQ(-ENOSPC, grant(self->fd, s.total_bytes + CHUNK, 0, NULL));
 }
 
-TEST_F(pool, bad_mmap)
+POOL_TEST(bad_mmap)
 {
 	void *p;
 	int g = grant(self->fd, 2 * CHUNK, 0, NULL);
@@ -378,7 +385,7 @@ static void reuse_reads_zero(struct __test_metadata *_metadata, int fd,
 	close(g);
 }
 
-TEST_F(pool, reuse_reads_zero_sync)
+POOL_TEST(reuse_reads_zero_sync)
 {
 	struct nvx_pool_stats a, b;
 
@@ -391,12 +398,12 @@ TEST_F(pool, reuse_reads_zero_sync)
 	EXPECT_LT(a.sync_zeroed_bytes, b.sync_zeroed_bytes);
 }
 
-TEST_F(pool, reuse_reads_zero_wait)
+POOL_TEST(reuse_reads_zero_wait)
 {
 	reuse_reads_zero(_metadata, self->fd, NVX_GRANT_WAIT, false);
 }
 
-TEST_F(pool, reuse_reads_zero_scrubbed)
+POOL_TEST(reuse_reads_zero_scrubbed)
 {
 	struct nvx_pool_stats a, b;
 
@@ -408,7 +415,7 @@ TEST_F(pool, reuse_reads_zero_scrubbed)
 	EXPECT_EQ(a.sync_zeroed_bytes, b.sync_zeroed_bytes);
 }
 
-TEST_F(pool, clean_only_fails_while_dirty)
+POOL_TEST(clean_only_fails_while_dirty)
 {
 	struct nvx_pool_stats s;
 	int g;
@@ -430,7 +437,7 @@ TEST_F(pool, clean_only_fails_while_dirty)
 	close(g);
 }
 
-TEST_F(pool, exhaustion_and_recovery)
+POOL_TEST(exhaustion_and_recovery)
 {
 	struct nvx_pool_stats s;
 	int g[POOL_CHUNKS * 2], n = 0, i;
@@ -457,7 +464,7 @@ TEST_F(pool, exhaustion_and_recovery)
 	close(i);
 }
 
-TEST_F(pool, shrink_while_granted)
+POOL_TEST(shrink_while_granted)
 {
 	struct nvx_pool_stats s;
 	uint64_t done;
@@ -477,7 +484,7 @@ TEST_F(pool, shrink_while_granted)
 }
 
 /* Every order of munmap and close returns the memory exactly once. */
-TEST_F(pool, munmap_close_orders)
+POOL_TEST(munmap_close_orders)
 {
 	struct nvx_pool_stats s;
 	int order, g, g2;
@@ -574,7 +581,7 @@ static int recv_fd(int sock)
 }
 
 /* A grant passed over SCM_RIGHTS is the same memory in the receiver. */
-TEST_F(pool, fd_passed_over_unix_socket)
+POOL_TEST(fd_passed_over_unix_socket)
 {
 	int sv[2], g, status;
 	char *p;
@@ -677,7 +684,7 @@ close:
 	return NULL;
 }
 
-TEST_F(pool, concurrent_grants_never_shared)
+POOL_TEST(concurrent_grants_never_shared)
 {
 	struct racer r[6];
 	pthread_t t[6];
@@ -731,7 +738,7 @@ static int nobody_manages_pool(int fd)
 	return 0;
 }
 
-TEST_F(pool, management_needs_cap_sys_admin)
+POOL_TEST(management_needs_cap_sys_admin)
 {
 	EXPECT_EQ(0, run_as_nobody(nobody_manages_pool, self->fd));
 }
@@ -764,12 +771,12 @@ static int nobody_ranges_and_memlock(int fd)
 	return 0;
 }
 
-TEST_F(pool, unprivileged_ranges_and_memlock)
+POOL_TEST(unprivileged_ranges_and_memlock)
 {
 	EXPECT_EQ(0, run_as_nobody(nobody_ranges_and_memlock, self->fd));
 }
 
-TEST_F(pool, ranges_and_max_grant)
+POOL_TEST(ranges_and_max_grant)
 {
 	struct nvx_grant_range rg[POOL_CHUNKS];
 	struct nvx_grant_ranges r = { 0 };
@@ -809,7 +816,7 @@ TEST_F(pool, ranges_and_max_grant)
 }
 
 /* Grant memory works as an I/O buffer: read() into it, write() from it. */
-TEST_F(pool, io_buffer)
+POOL_TEST(io_buffer)
 {
 	unsigned char *p, buf[4096];
 	int g, pfd[2], fd;
@@ -846,7 +853,7 @@ static int write_str(const char *path, const char *val)
 }
 
 /* The pool's tracepoints fire: grow, grant, release, scrub, shrink. */
-TEST_F(pool, tracepoints)
+POOL_TEST(tracepoints)
 {
 	static const char * const events[] = {
 		"nvx_pool_grow:", "nvx_grant:", "nvx_grant_release:",
@@ -889,7 +896,7 @@ TEST_F(pool, tracepoints)
 }
 
 /* A FOLL_LONGTERM pin of grant memory succeeds (no migration needed). */
-TEST_F(pool, longterm_pin)
+POOL_TEST(longterm_pin)
 {
 	struct gup_test gt = { 0 };
 	int gfd, g;
@@ -917,7 +924,7 @@ TEST_F(pool, longterm_pin)
  * Memory still pinned when its grant goes is neither scrubbed nor handed
  * out again until the pin is released.
  */
-TEST_F(pool, pinned_memory_is_not_reused)
+POOL_TEST(pinned_memory_is_not_reused)
 {
 	struct pin_longterm_test pt = { 0 };
 	struct nvx_pool_stats s;
@@ -953,7 +960,7 @@ TEST_F(pool, pinned_memory_is_not_reused)
 }
 
 /* A grant backs a KVM memslot, and a guest runs in it. */
-TEST_F(pool, kvm_memslot_runs_guest)
+POOL_TEST(kvm_memslot_runs_guest)
 {
 	static const unsigned char code[] = {
 		0xc6, 0x06, 0x00, 0x20, 0x99,	/* movb $0x99, (0x2000) */
