@@ -171,6 +171,93 @@ FIXTURE_TEARDOWN(pool)
 	close(self->fd);
 }
 
+static void kick_vcpu(int sig)
+{
+	/* KVM_RUN returns -EINTR */
+}
+
+/*
+ * A grant backs a KVM memslot, and a guest runs in it. It runs first:
+ * late in a long run, a nested guest under QEMU TCG has been seen not to
+ * reach its first exit (not reproduced in isolation; see the issue notes).
+ */
+POOL_TEST(kvm_memslot_runs_guest)
+{
+	/* no hlt: its intercept is not reliable under nested SVM on TCG */
+	static const unsigned char code[] = {
+		0xc6, 0x06, 0x00, 0x20, 0x99,	/* movb $0x99, (0x2000) */
+		0xb0, 0x42,			/* mov  $0x42, %al */
+		0xe6, 0x10,			/* out  %al, $0x10 */
+		0xe6, 0x11,			/* out  %al, $0x11 */
+		0xeb, 0xfe,			/* jmp  . */
+	};
+	struct sigaction sa = { .sa_handler = kick_vcpu };
+	struct kvm_userspace_memory_region mr = { 0 };
+	struct kvm_sregs sregs;
+	struct kvm_regs regs = { 0 };
+	struct kvm_run *run;
+	int kvm, vm, vcpu, g, runsz;
+	unsigned char *mem;
+
+	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (kvm < 0)
+		SKIP(return, "/dev/kvm missing: no hardware virtualisation");
+	vm = ioctl(kvm, KVM_CREATE_VM, 0);
+	ASSERT_LE(0, vm);
+	g = grant(self->fd, CHUNK, 0, NULL);
+	ASSERT_LE(0, g);
+	mem = map_grant(g, CHUNK);
+	ASSERT_NE(MAP_FAILED, mem);
+	memcpy(mem + 0x1000, code, sizeof(code));
+
+	mr.slot = 0;
+	mr.guest_phys_addr = 0;
+	mr.memory_size = CHUNK;
+	mr.userspace_addr = (uintptr_t)mem;
+	ASSERT_EQ(0, ioctl(vm, KVM_SET_USER_MEMORY_REGION, &mr))
+		TH_LOG("KVM_SET_USER_MEMORY_REGION: %s", strerror(errno));
+
+	vcpu = ioctl(vm, KVM_CREATE_VCPU, 0);
+	ASSERT_LE(0, vcpu);
+	runsz = ioctl(kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
+	ASSERT_LT(0, runsz);
+	run = mmap(NULL, runsz, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu, 0);
+	ASSERT_NE(MAP_FAILED, run);
+	ASSERT_EQ(0, ioctl(vcpu, KVM_GET_SREGS, &sregs));
+	sregs.cs.base = 0;
+	sregs.cs.selector = 0;
+	sregs.ds.base = 0;
+	sregs.ds.selector = 0;
+	ASSERT_EQ(0, ioctl(vcpu, KVM_SET_SREGS, &sregs));
+	regs.rip = 0x1000;
+	regs.rflags = 2;
+	ASSERT_EQ(0, ioctl(vcpu, KVM_SET_REGS, &regs));
+
+	/* a guest that never exits is a failure, not a hang */
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	alarm(60);
+	ASSERT_EQ(0, ioctl(vcpu, KVM_RUN, 0))
+		TH_LOG("KVM_RUN: %s", strerror(errno));
+	ASSERT_EQ(KVM_EXIT_IO, run->exit_reason);
+	EXPECT_EQ(0x10, run->io.port);
+	EXPECT_EQ(KVM_EXIT_IO_OUT, run->io.direction);
+	EXPECT_EQ(0x42, *((unsigned char *)run + run->io.data_offset));
+	ASSERT_EQ(0, ioctl(vcpu, KVM_RUN, 0))
+		TH_LOG("KVM_RUN: %s", strerror(errno));
+	ASSERT_EQ(KVM_EXIT_IO, run->exit_reason);
+	EXPECT_EQ(0x11, run->io.port);
+	alarm(0);
+	/* the guest wrote into grant memory */
+	EXPECT_EQ(0x99, mem[0x2000]);
+
+	munmap(run, runsz);
+	close(vcpu);
+	close(vm);
+	close(kvm);
+	munmap(mem, CHUNK);
+	close(g);
+}
+
 POOL_TEST(grow_shrink_show)
 {
 	struct nvx_pool_stats s, after;
@@ -957,89 +1044,6 @@ POOL_TEST(pinned_memory_is_not_reused)
 	ASSERT_EQ(0, ioctl(gfd, PIN_LONGTERM_TEST_STOP));
 	close(gfd);
 	EXPECT_EQ(0, wait_scrubbed(self->fd));
-}
-
-static void kick_vcpu(int sig)
-{
-	/* KVM_RUN returns -EINTR */
-}
-
-/* A grant backs a KVM memslot, and a guest runs in it. */
-POOL_TEST(kvm_memslot_runs_guest)
-{
-	/* no hlt: its intercept is not reliable under nested SVM on TCG */
-	static const unsigned char code[] = {
-		0xc6, 0x06, 0x00, 0x20, 0x99,	/* movb $0x99, (0x2000) */
-		0xb0, 0x42,			/* mov  $0x42, %al */
-		0xe6, 0x10,			/* out  %al, $0x10 */
-		0xe6, 0x11,			/* out  %al, $0x11 */
-		0xeb, 0xfe,			/* jmp  . */
-	};
-	struct sigaction sa = { .sa_handler = kick_vcpu };
-	struct kvm_userspace_memory_region mr = { 0 };
-	struct kvm_sregs sregs;
-	struct kvm_regs regs = { 0 };
-	struct kvm_run *run;
-	int kvm, vm, vcpu, g, runsz;
-	unsigned char *mem;
-
-	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-	if (kvm < 0)
-		SKIP(return, "/dev/kvm missing: no hardware virtualisation");
-	vm = ioctl(kvm, KVM_CREATE_VM, 0);
-	ASSERT_LE(0, vm);
-	g = grant(self->fd, CHUNK, 0, NULL);
-	ASSERT_LE(0, g);
-	mem = map_grant(g, CHUNK);
-	ASSERT_NE(MAP_FAILED, mem);
-	memcpy(mem + 0x1000, code, sizeof(code));
-
-	mr.slot = 0;
-	mr.guest_phys_addr = 0;
-	mr.memory_size = CHUNK;
-	mr.userspace_addr = (uintptr_t)mem;
-	ASSERT_EQ(0, ioctl(vm, KVM_SET_USER_MEMORY_REGION, &mr))
-		TH_LOG("KVM_SET_USER_MEMORY_REGION: %s", strerror(errno));
-
-	vcpu = ioctl(vm, KVM_CREATE_VCPU, 0);
-	ASSERT_LE(0, vcpu);
-	runsz = ioctl(kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
-	ASSERT_LT(0, runsz);
-	run = mmap(NULL, runsz, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu, 0);
-	ASSERT_NE(MAP_FAILED, run);
-	ASSERT_EQ(0, ioctl(vcpu, KVM_GET_SREGS, &sregs));
-	sregs.cs.base = 0;
-	sregs.cs.selector = 0;
-	sregs.ds.base = 0;
-	sregs.ds.selector = 0;
-	ASSERT_EQ(0, ioctl(vcpu, KVM_SET_SREGS, &sregs));
-	regs.rip = 0x1000;
-	regs.rflags = 2;
-	ASSERT_EQ(0, ioctl(vcpu, KVM_SET_REGS, &regs));
-
-	/* a guest that never exits is a failure, not a hang */
-	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
-	alarm(60);
-	ASSERT_EQ(0, ioctl(vcpu, KVM_RUN, 0))
-		TH_LOG("KVM_RUN: %s", strerror(errno));
-	ASSERT_EQ(KVM_EXIT_IO, run->exit_reason);
-	EXPECT_EQ(0x10, run->io.port);
-	EXPECT_EQ(KVM_EXIT_IO_OUT, run->io.direction);
-	EXPECT_EQ(0x42, *((unsigned char *)run + run->io.data_offset));
-	ASSERT_EQ(0, ioctl(vcpu, KVM_RUN, 0))
-		TH_LOG("KVM_RUN: %s", strerror(errno));
-	ASSERT_EQ(KVM_EXIT_IO, run->exit_reason);
-	EXPECT_EQ(0x11, run->io.port);
-	alarm(0);
-	/* the guest wrote into grant memory */
-	EXPECT_EQ(0x99, mem[0x2000]);
-
-	munmap(run, runsz);
-	close(vcpu);
-	close(vm);
-	close(kvm);
-	munmap(mem, CHUNK);
-	close(g);
 }
 
 TEST_HARNESS_MAIN
