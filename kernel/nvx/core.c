@@ -20,6 +20,7 @@
 #include <linux/version.h>
 #include <uapi/nvx/nvx.h>
 #include <uapi/nvx/pool.h>
+#include <uapi/nvx/uintr.h>
 
 #include "internal.h"
 
@@ -52,6 +53,8 @@ u64 nvx_features(void)
 
 	if (IS_ENABLED(CONFIG_NVX_POOL))
 		f |= NVX_FEAT_POOL;
+	if (IS_ENABLED(CONFIG_NVX_UINTR))
+		f |= NVX_FEAT_UINTR;
 	return f;
 }
 
@@ -82,6 +85,29 @@ static const struct nvx_ioctl_desc nvx_ioctls[] = {
 		  nvx_ioc_pool_stats, 0),
 	NVX_IOCTL(NVX_IOC_GRANT, sizeof(struct nvx_grant_create),
 		  nvx_ioc_grant, 0),
+#endif
+#ifdef CONFIG_NVX_UINTR
+	NVX_IOCTL(NVX_IOC_UINTR_REGISTER, sizeof(struct nvx_uintr_register),
+		  nvx_ioc_uintr_register, 0),
+	NVX_IOCTL(NVX_IOC_UINTR_UNREGISTER,
+		  sizeof(struct nvx_uintr_unregister),
+		  nvx_ioc_uintr_unregister, 0),
+	NVX_IOCTL(NVX_IOC_UINTR_VECTOR_FD, sizeof(struct nvx_uintr_vector_fd),
+		  nvx_ioc_uintr_vector_fd, 0),
+	NVX_IOCTL(NVX_IOC_UINTR_ADD_SENDER, sizeof(struct nvx_uintr_sender),
+		  nvx_ioc_uintr_add_sender, 0),
+	NVX_IOCTL(NVX_IOC_UINTR_DEL_SENDER, sizeof(struct nvx_uintr_sender),
+		  nvx_ioc_uintr_del_sender, 0),
+	NVX_IOCTL(NVX_IOC_UINTR_SEND, sizeof(struct nvx_uintr_send),
+		  nvx_ioc_uintr_send, 0),
+	NVX_IOCTL(NVX_IOC_UINTR_SEND_MANY, sizeof(struct nvx_uintr_send_many),
+		  nvx_ioc_uintr_send_many, NVX_IOCTL_OUT_ON_ERROR),
+	NVX_IOCTL(NVX_IOC_UINTR_WAIT, sizeof(struct nvx_uintr_wait),
+		  nvx_ioc_uintr_wait, 0),
+	NVX_IOCTL(NVX_IOC_UINTR_TIMER, sizeof(struct nvx_uintr_timer),
+		  nvx_ioc_uintr_timer, 0),
+	NVX_IOCTL(NVX_IOC_UINTR_SIGNAL, sizeof(struct nvx_uintr_signal),
+		  nvx_ioc_uintr_signal, 0),
 #endif
 };
 

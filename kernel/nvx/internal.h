@@ -6,6 +6,7 @@
 #define _KERNEL_NVX_INTERNAL_H
 
 #include <linux/fs.h>
+#include <linux/nvx.h>
 #include <linux/types.h>
 
 u64 nvx_features(void);
@@ -15,21 +16,6 @@ u64 nvx_features(void);
 
 /* Copy the argument back to userspace even when the handler failed. */
 #define NVX_IOCTL_OUT_ON_ERROR	BIT(0)
-
-/**
- * struct nvx_new_fd - a file descriptor an ioctl hands out
- * @file: the new file; NULL when the ioctl made none.
- * @fd: the reserved descriptor number, written into the argument struct.
- *
- * A handler that creates an fd reserves the number and the file but does
- * not install them: the dispatcher installs the fd only once the result
- * has reached userspace, and undoes both when copying it out fails, so
- * that no fd exists that the caller never learnt about.
- */
-struct nvx_new_fd {
-	struct file *file;
-	int fd;
-};
 
 /**
  * struct nvx_ioctl_desc - one nvx ioctl

@@ -658,6 +658,16 @@ static const struct nvx_cmd nvx_commands[] = {
 		.fn = nvx_cmd_grant,
 	},
 	{
+		.name = "uintr",
+		.summary = "user interrupts between threads: a ping demo",
+		.usage = "COMMAND [ARGS...]\n"
+			 "\n"
+			 "User interrupts: a thread registers a handler, other threads send\n"
+			 "it vectors, and the handler runs on the thread's next return to\n"
+			 "user mode, without a signal frame or sigreturn.\n",
+		.sub = nvx_uintr_cmds,
+	},
+	{
 		.name = "bench",
 		.summary = "run a benchmark",
 		.usage = "COMMAND [ARGS...]\n"

@@ -214,6 +214,7 @@ void nvx_json_double(struct nvx_json *j, const char *key, double val);
  */
 extern const struct nvx_cmd nvx_pool_cmds[];	/* pool.c: pool ... */
 extern const struct nvx_cmd nvx_bench_cmds[];	/* bench.c: bench ... */
+extern const struct nvx_cmd nvx_uintr_cmds[];	/* uintr.c: uintr ... */
 extern const char nvx_stat_usage[];		/* pool.c: stat */
 int nvx_cmd_stat(struct nvx_ctx *ctx, int argc, char **argv);
 extern const char nvx_grant_usage[];		/* pool.c: grant */
@@ -232,5 +233,76 @@ int nvx_pool_resize(struct nvx_ctx *ctx, bool grow, uint32_t node,
 int nvx_grant_new(struct nvx_ctx *ctx, uint32_t node, uint64_t bytes,
 		  uint32_t flags, int *fd);
 const char *nvx_pool_strerror(unsigned long req, int err);
+
+/*
+ * uintr.c: user interrupts for other commands (bench.c), so that only
+ * uintr.c includes lib/nvx_uintr.h. A thread registers a counting
+ * handler with nvx_uintr_rx_register(): for every vector but
+ * NVX_UINTR_RX_STOP it increments @hits and, when @reply is not -1, sends
+ * through sender table entry @reply. Each function returns 0 or -errno
+ * and prints nothing; nvx_uintr_strerror() explains an errno of @req.
+ * nvxtool built without the library (not x86-64 GCC) gets -EOPNOTSUPP.
+ */
+#define NVX_UINTR_RX_STOP	1	/* the vector that sets @stop */
+
+/**
+ * struct nvx_uintr_rx - what the counting handler of a thread does
+ * @hits: deliveries of vectors other than NVX_UINTR_RX_STOP.
+ * @reply_errors: replies that failed.
+ * @kernel_delivered: set on unregistering: how many of the deliveries
+ *	the kernel made (struct nvx_uintr_page's @delivered); the others
+ *	were taken in user mode when unmasking.
+ * @stop: set when NVX_UINTR_RX_STOP is delivered.
+ * @armed: set by the thread: the number of the timer run going on.
+ * @disarm: set by another thread: the next delivery stops the thread's
+ *	nvx timer when @disarm equals @armed.
+ * @disarmed: set by the handler to @disarm when it stopped the timer.
+ * @reply: the sender table entry to answer through, or -1.
+ * @nvx_fd: the nvx device, for replies and @disarm.
+ *
+ * Read and write the fields with __atomic builtins: the handler runs
+ * at any point of the thread, and other threads look.
+ */
+struct nvx_uintr_rx {
+	uint64_t hits;
+	uint64_t reply_errors;
+	uint64_t kernel_delivered;
+	uint32_t stop;
+	uint32_t armed;
+	uint32_t disarm;
+	uint32_t disarmed;
+	int reply;
+	int nvx_fd;
+};
+
+/* The calling thread's handler, @rx until nvx_uintr_rx_unregister(). */
+int nvx_uintr_rx_register(int nvx_fd, struct nvx_uintr_rx *rx);
+int nvx_uintr_rx_unregister(int nvx_fd);
+/*
+ * Block in NVX_IOC_UINTR_WAIT, delivery masked so that nothing is missed,
+ * until the calling thread's @hits reaches @target, its @stop is set or
+ * *@quit (when given) is nonzero; -ETIMEDOUT after @timeout_ns.
+ */
+int nvx_uintr_rx_wait(int nvx_fd, uint64_t target, const int *quit,
+		      uint64_t timeout_ns);
+/* A vector fd for the calling thread in *@fd. */
+int nvx_uintr_vec_new(int nvx_fd, uint32_t vector, int *fd);
+/* Sender table entries: add @vector_fd, *@index tells where; delete. */
+int nvx_uintr_sender_new(int nvx_fd, int vector_fd, uint32_t *index);
+int nvx_uintr_sender_free(int nvx_fd, uint32_t index);
+/* NVX_IOC_UINTR_SEND through entry @index. */
+int nvx_uintr_post(int nvx_fd, uint32_t index);
+/* The calling thread's nvx timer: @vector every @period_ns; 0 stops it. */
+int nvx_uintr_timer_set(int nvx_fd, uint32_t vector, uint64_t period_ns);
+const char *nvx_uintr_strerror(unsigned long req, int err);
+
+/*
+ * Two CPUs for a test between two threads: the first two this process
+ * may run on. Return: how many differ (2, or 1 when there is one only,
+ * and then cpu[1] == cpu[0]), or -errno.
+ */
+int nvx_two_cpus(int cpu[2]);
+/* Pin the calling thread to @cpu: 0 or -errno. */
+int nvx_pin_self(int cpu);
 
 #endif /* _NVXTOOL_H */

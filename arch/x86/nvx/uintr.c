@@ -1,0 +1,864 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx user interrupts: UINTR-shaped upcalls delivered in software.
+ *
+ * A receiver (struct nvx_uintr_recv) belongs to one thread
+ * (task_struct::nvx_uintr) and owns a page shared with that thread: the
+ * pending vectors and the "enabled" flag. A vector fd names (receiver,
+ * vector). A sender table (mm_struct::nvx_uintr_senders) maps the indices
+ * a process sends by to vector fds' objects.
+ *
+ * Sending sets the pending bit and queues the receiver's task_work; it
+ * runs on the receiver's next return to user mode (the IPI that
+ * set_notify_resume() sends gets a running receiver there at once), and
+ * builds the frame {vector, rip, rflags, rsp} on the user stack below the
+ * red zone, or on the alternate stack, then points the user registers at
+ * the handler. The handler returns without a system call (see
+ * tools/nvx/lib/nvx_uintr.h). No extended state is saved: handlers are
+ * general-registers-only, as with hardware UINTR.
+ *
+ * Lifetimes: the thread's pointer, the receiver fd, every vector object
+ * and a queued task_work each hold a reference on the receiver; the
+ * sender table holds one on each vector object. Senders look entries up
+ * under RCU, and both objects are freed after a grace period, so a sender
+ * never touches freed memory; a dead receiver (exited, exec'd,
+ * unregistered) or a closed vector fd makes sends fail instead.
+ *
+ * Hardware UINTR (SENDUIPI/UIRET) could back the same ABI; it is only
+ * detected (NVX_HW_UINTR), never enabled, since it cannot be tested here.
+ */
+#include <linux/anon_inodes.h>
+#include <linux/compat.h>
+#include <linux/export.h>
+#include <linux/file.h>
+#include <linux/hrtimer.h>
+#include <linux/mm.h>
+#include <linux/nospec.h>
+#include <linux/nvx.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/rseq.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/sched/task_stack.h>
+#include <linux/slab.h>
+#include <linux/task_work.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+#include <asm/shstk.h>
+#include <asm/syscall.h>
+#include <uapi/nvx/uintr.h>
+
+/* Bits of nvx_uintr_recv::state */
+#define NVX_RECV_QUEUED		0	/* the task_work is queued */
+#define NVX_RECV_DEFERRED	1	/* delivery waits for a syscall restart */
+
+#define NVX_UINTR_MIN_STACK	256
+
+/**
+ * struct nvx_uintr_recv - a thread registered to receive user interrupts
+ * @ref: references: the thread, the receiver fd, vector objects, task_work.
+ * @task: the thread (a reference is held).
+ * @page: the page shared with the thread.
+ * @upage: @page's kernel address.
+ * @handler: user address delivery enters.
+ * @stack: alternate stack, lowest address; 0 for none.
+ * @stack_size: its size.
+ * @flags: NVX_UINTR_* register flags.
+ * @dead: the registration ended; sends fail with -ESRCH.
+ * @state: NVX_RECV_* bits.
+ * @twork: delivery on return to user mode.
+ * @wq: NVX_IOC_UINTR_WAIT sleeps here.
+ * @timer: the thread's kernel sender.
+ * @period_ns: the timer's period, 0 for one-shot.
+ * @timer_vector: what the timer posts.
+ * @route_signo: the signal routed to @route_vector, 0 for none.
+ * @route_vector: see @route_signo.
+ * @rcu: frees after senders that may still look at it.
+ */
+struct nvx_uintr_recv {
+	refcount_t ref;
+	struct task_struct *task;
+	struct page *page;
+	struct nvx_uintr_page *upage;
+	unsigned long handler;
+	unsigned long stack;
+	unsigned long stack_size;
+	u32 flags;
+	bool dead;
+	unsigned long state;
+	struct callback_head twork;
+	wait_queue_head_t wq;
+	struct hrtimer timer;
+	u64 period_ns;
+	u32 timer_vector;
+	int route_signo;
+	u32 route_vector;
+	struct rcu_head rcu;
+};
+
+/**
+ * struct nvx_uintr_vec - what a vector fd names
+ * @ref: references: the fd, sender table entries.
+ * @recv: the receiver (a reference is held).
+ * @vector: the vector.
+ * @closed: the fd was closed: entries made from it fail with -EPIPE.
+ * @rcu: frees after senders that may still look at it.
+ */
+struct nvx_uintr_vec {
+	refcount_t ref;
+	struct nvx_uintr_recv *recv;
+	u32 vector;
+	bool closed;
+	struct rcu_head rcu;
+};
+
+/**
+ * struct nvx_uintr_senders - a process's sender table
+ * @lock: serialises changes; senders read under RCU.
+ * @entry: the vector objects, by index.
+ */
+struct nvx_uintr_senders {
+	spinlock_t lock;
+	struct nvx_uintr_vec __rcu *entry[NVX_UINTR_SENDERS];
+};
+
+static const struct file_operations nvx_recv_fops;
+static const struct file_operations nvx_vec_fops;
+
+static void nvx_recv_free_rcu(struct rcu_head *rcu)
+{
+	struct nvx_uintr_recv *r = container_of(rcu, struct nvx_uintr_recv,
+						rcu);
+
+	put_task_struct(r->task);
+	__free_page(r->page);
+	kfree(r);
+}
+
+static void nvx_recv_put(struct nvx_uintr_recv *r)
+{
+	if (refcount_dec_and_test(&r->ref))
+		call_rcu(&r->rcu, nvx_recv_free_rcu);
+}
+
+static void nvx_vec_free_rcu(struct rcu_head *rcu)
+{
+	kfree(container_of(rcu, struct nvx_uintr_vec, rcu));
+}
+
+static void nvx_vec_put(struct nvx_uintr_vec *v)
+{
+	if (refcount_dec_and_test(&v->ref)) {
+		nvx_recv_put(v->recv);
+		call_rcu(&v->rcu, nvx_vec_free_rcu);
+	}
+}
+
+static unsigned long *nvx_pending(struct nvx_uintr_recv *r)
+{
+	return (unsigned long *)&r->upage->pending;
+}
+
+/* Does the syscall current returns from still have to decide on a restart? */
+static bool nvx_uintr_restarting(struct pt_regs *regs)
+{
+	if (syscall_get_nr(current, regs) < 0)
+		return false;
+	switch (syscall_get_error(current, regs)) {
+	case -ERESTART_RESTARTBLOCK:
+	case -ERESTARTNOHAND:
+	case -ERESTARTSYS:
+	case -ERESTARTNOINTR:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A blocked syscall that a user interrupt ends (NVX_UINTR_INTERRUPT_SYSCALLS):
+ * what a signal without SA_RESTART does, then tell the signal code that the
+ * restart is dealt with.
+ */
+static void nvx_uintr_end_syscall(struct pt_regs *regs)
+{
+	if (!nvx_uintr_restarting(regs))
+		return;
+	if (syscall_get_error(current, regs) == -ERESTARTNOINTR) {
+		regs->ax = regs->orig_ax;
+		regs->ip -= 2;
+	} else {
+		regs->ax = -EINTR;
+	}
+	regs->orig_ax = -1;
+}
+
+/* On the way back to user mode: enter the handler for one vector. */
+static void nvx_uintr_deliver(struct nvx_uintr_recv *r, struct pt_regs *regs)
+{
+	struct nvx_uintr_page *p = r->upage;
+	struct nvx_uintr_frame frame;
+	unsigned long sp, pend;
+	unsigned int v;
+
+	if (!user_mode(regs) || !READ_ONCE(p->enabled))
+		return;
+	do {
+		pend = READ_ONCE(*nvx_pending(r));
+		if (!pend)
+			return;
+		v = __fls(pend);
+	} while (!test_and_clear_bit(v, nvx_pending(r)));
+
+	nvx_uintr_end_syscall(regs);
+	/* abort an rseq critical section, as signal delivery does */
+	rseq_signal_deliver(NULL, regs);
+
+	sp = regs->sp;
+	if (r->stack_size &&
+	    !(sp > r->stack && sp - r->stack <= r->stack_size))
+		sp = r->stack + r->stack_size;
+	else
+		sp -= NVX_UINTR_RED_ZONE;
+	sp = round_down(sp, 16) - sizeof(frame);
+
+	frame.vector = v;
+	frame.rip = regs->ip;
+	frame.rflags = regs->flags;
+	frame.rsp = regs->sp;
+	if (copy_to_user((void __user *)sp, &frame, sizeof(frame))) {
+		/* as for a signal frame that cannot be written */
+		force_sig(SIGSEGV);
+		return;
+	}
+	regs->ip = r->handler;
+	regs->sp = sp;
+	regs->flags &= ~(X86_EFLAGS_DF | X86_EFLAGS_RF | X86_EFLAGS_TF);
+	WRITE_ONCE(p->enabled, 0);
+	WRITE_ONCE(p->delivered, p->delivered + 1);
+}
+
+static void nvx_uintr_queue(struct nvx_uintr_recv *r,
+			    enum task_work_notify_mode mode);
+
+static void nvx_uintr_work(struct callback_head *cb)
+{
+	struct nvx_uintr_recv *r = container_of(cb, struct nvx_uintr_recv,
+						twork);
+	struct pt_regs *regs = task_pt_regs(current);
+
+	clear_bit(NVX_RECV_QUEUED, &r->state);
+	smp_mb__after_atomic();
+	if (current->nvx_uintr != r || READ_ONCE(r->dead) ||
+	    (current->flags & PF_EXITING))
+		goto out;
+	/*
+	 * Run from get_signal() (a signal, a stop, ptrace, the freezer) while
+	 * a syscall waits for its restart decision: unless the thread asked
+	 * for syscalls to be interrupted, let the signal code decide first and
+	 * deliver from the notify-resume work that follows it.
+	 */
+	if (!(r->flags & NVX_UINTR_INTERRUPT_SYSCALLS) &&
+	    nvx_uintr_restarting(regs) &&
+	    !test_and_set_bit(NVX_RECV_DEFERRED, &r->state)) {
+		nvx_uintr_queue(r, TWA_RESUME);
+		goto out;
+	}
+	clear_bit(NVX_RECV_DEFERRED, &r->state);
+	nvx_uintr_deliver(r, regs);
+out:
+	nvx_recv_put(r);
+}
+
+/* Get the receiver to its return to user mode. Any context. */
+static void nvx_uintr_kick(struct nvx_uintr_recv *r)
+{
+	nvx_uintr_queue(r, r->flags & NVX_UINTR_INTERRUPT_SYSCALLS ?
+			TWA_SIGNAL : TWA_RESUME);
+}
+
+static void nvx_uintr_queue(struct nvx_uintr_recv *r,
+			    enum task_work_notify_mode mode)
+{
+	if (test_and_set_bit(NVX_RECV_QUEUED, &r->state))
+		return;
+	if (!refcount_inc_not_zero(&r->ref)) {
+		clear_bit(NVX_RECV_QUEUED, &r->state);
+		return;
+	}
+	if (task_work_add(r->task, &r->twork, mode | TWAF_NO_ALLOC)) {
+		clear_bit(NVX_RECV_QUEUED, &r->state);
+		nvx_recv_put(r);
+	}
+}
+
+/* Post @vector to @r. Any context; @r must not be freed meanwhile. */
+static int nvx_uintr_post(struct nvx_uintr_recv *r, u32 vector)
+{
+	if (READ_ONCE(r->dead))
+		return -ESRCH;
+	set_bit(vector, nvx_pending(r));
+	smp_mb__after_atomic();
+	if (wq_has_sleeper(&r->wq))
+		wake_up(&r->wq);
+	nvx_uintr_kick(r);
+	return 0;
+}
+
+static enum hrtimer_restart nvx_uintr_tick(struct hrtimer *t)
+{
+	struct nvx_uintr_recv *r = container_of(t, struct nvx_uintr_recv,
+						timer);
+
+	if (nvx_uintr_post(r, r->timer_vector) || !r->period_ns)
+		return HRTIMER_NORESTART;
+	hrtimer_forward_now(t, ns_to_ktime(r->period_ns));
+	return HRTIMER_RESTART;
+}
+
+/**
+ * __nvx_uintr_exit() - end a thread's registration
+ * @tsk: the thread, which is current: it exits, execs or unregisters.
+ */
+void __nvx_uintr_exit(struct task_struct *tsk)
+{
+	struct nvx_uintr_recv *r = tsk->nvx_uintr;
+
+	tsk->nvx_uintr = NULL;
+	WRITE_ONCE(r->dead, true);
+	hrtimer_cancel(&r->timer);
+	nvx_recv_put(r);
+}
+
+/**
+ * __nvx_uintr_mm_exit() - free an address space's sender table
+ * @mm: the address space; nobody uses it any more.
+ */
+void __nvx_uintr_mm_exit(struct mm_struct *mm)
+{
+	struct nvx_uintr_senders *t = mm->nvx_uintr_senders;
+	struct nvx_uintr_vec *v;
+	int i;
+
+	mm->nvx_uintr_senders = NULL;
+	for (i = 0; i < NVX_UINTR_SENDERS; i++) {
+		v = rcu_dereference_protected(t->entry[i], true);
+		if (v)
+			nvx_vec_put(v);
+	}
+	kfree(t);
+}
+
+/**
+ * __nvx_uintr_route_signal() - turn a dequeued signal into a user interrupt
+ * @signr: the signal current dequeued, siglock held.
+ *
+ * Return: true when current routes @signr: the vector is posted and the
+ * signal consumed.
+ */
+bool __nvx_uintr_route_signal(int signr)
+{
+	struct nvx_uintr_recv *r = current->nvx_uintr;
+	struct k_sigaction *ka = &current->sighand->action[signr - 1];
+
+	if (READ_ONCE(r->route_signo) != signr ||
+	    (ka->sa.sa_flags & SA_IMMUTABLE) || ka->sa.sa_handler == SIG_IGN)
+		return false;
+	nvx_uintr_post(r, READ_ONCE(r->route_vector));
+	return true;
+}
+
+/* ------------------------------------------------------------ files --- */
+
+static int nvx_recv_release(struct inode *inode, struct file *file)
+{
+	nvx_recv_put(file->private_data);
+	return 0;
+}
+
+static int nvx_recv_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct nvx_uintr_recv *r = file->private_data;
+
+	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE ||
+	    !(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTCOPY | VM_DONTDUMP);
+	return vm_insert_page(vma, vma->vm_start, r->page);
+}
+
+static const struct file_operations nvx_recv_fops = {
+	.release = nvx_recv_release,
+	.mmap = nvx_recv_mmap,
+	.llseek = noop_llseek,
+};
+
+static int nvx_vec_release(struct inode *inode, struct file *file)
+{
+	struct nvx_uintr_vec *v = file->private_data;
+
+	WRITE_ONCE(v->closed, true);
+	nvx_vec_put(v);
+	return 0;
+}
+
+static const struct file_operations nvx_vec_fops = {
+	.release = nvx_vec_release,
+	.llseek = noop_llseek,
+};
+
+/* A new fd for @file, left to the dispatcher to install. */
+static int nvx_uintr_new_fd(const char *name, const struct file_operations *fops,
+			    void *priv, struct nvx_new_fd *nfd)
+{
+	struct file *file;
+	int fd;
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	file = anon_inode_getfile(name, fops, priv, O_RDWR | O_CLOEXEC);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		return PTR_ERR(file);
+	}
+	nfd->file = file;
+	nfd->fd = fd;
+	return fd;
+}
+
+/* ----------------------------------------------------------- ioctls --- */
+
+/**
+ * nvx_ioc_uintr_register() - NVX_IOC_UINTR_REGISTER
+ * @file: /dev/nvx.
+ * @argp: struct nvx_uintr_register.
+ * @nfd: receives the receiver fd.
+ *
+ * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
+ */
+int nvx_ioc_uintr_register(struct file *file, void *argp,
+			   struct nvx_new_fd *nfd)
+{
+	struct nvx_uintr_register *a = argp;
+	struct nvx_uintr_recv *r;
+	int fd;
+
+	if (a->flags & ~NVX_UINTR_REGISTER_FLAGS || !a->handler)
+		return -EINVAL;
+	if (a->stack || a->stack_size) {
+		if (!a->stack || a->stack_size < NVX_UINTR_MIN_STACK)
+			return -EINVAL;
+		if (a->stack >= TASK_SIZE_MAX ||
+		    a->stack_size > TASK_SIZE_MAX - a->stack)
+			return -EFAULT;
+	}
+	if (a->handler >= TASK_SIZE_MAX)
+		return -EFAULT;
+	/* 32-bit frames and a shadow stack are not supported */
+	if (in_compat_syscall() || shstk_is_enabled())
+		return -EOPNOTSUPP;
+	if (current->nvx_uintr)
+		return -EBUSY;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+	if (!r)
+		return -ENOMEM;
+	r->page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	if (!r->page) {
+		kfree(r);
+		return -ENOMEM;
+	}
+	r->upage = page_address(r->page);
+	r->handler = a->handler;
+	r->stack = a->stack;
+	r->stack_size = a->stack_size;
+	r->flags = a->flags;
+	r->task = get_task_struct(current);
+	refcount_set(&r->ref, 2);	/* the thread and the fd */
+	init_task_work(&r->twork, nvx_uintr_work);
+	init_waitqueue_head(&r->wq);
+	hrtimer_init(&r->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	r->timer.function = nvx_uintr_tick;
+
+	fd = nvx_uintr_new_fd("[nvx-uintr]", &nvx_recv_fops, r, nfd);
+	if (fd < 0) {
+		put_task_struct(r->task);
+		__free_page(r->page);
+		kfree(r);
+		return fd;
+	}
+	a->fd = fd;
+	current->nvx_uintr = r;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(nvx_ioc_uintr_register);
+
+/* The calling thread's receiver, or NULL. */
+static struct nvx_uintr_recv *nvx_uintr_self(void)
+{
+	return current->nvx_uintr;
+}
+
+/**
+ * nvx_ioc_uintr_unregister() - NVX_IOC_UINTR_UNREGISTER
+ * @file: /dev/nvx.
+ * @argp: struct nvx_uintr_unregister.
+ * @nfd: unused.
+ *
+ * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
+ */
+int nvx_ioc_uintr_unregister(struct file *file, void *argp,
+			     struct nvx_new_fd *nfd)
+{
+	struct nvx_uintr_unregister *a = argp;
+
+	if (a->flags || a->reserved)
+		return -EINVAL;
+	if (!nvx_uintr_self())
+		return -ENOENT;
+	__nvx_uintr_exit(current);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(nvx_ioc_uintr_unregister);
+
+/**
+ * nvx_ioc_uintr_vector_fd() - NVX_IOC_UINTR_VECTOR_FD
+ * @file: /dev/nvx.
+ * @argp: struct nvx_uintr_vector_fd.
+ * @nfd: receives the vector fd.
+ *
+ * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
+ */
+int nvx_ioc_uintr_vector_fd(struct file *file, void *argp,
+			    struct nvx_new_fd *nfd)
+{
+	struct nvx_uintr_vector_fd *a = argp;
+	struct nvx_uintr_recv *r = nvx_uintr_self();
+	struct nvx_uintr_vec *v;
+	int fd;
+
+	if (a->flags || a->reserved || a->vector >= NVX_UINTR_VECTORS)
+		return -EINVAL;
+	if (!r)
+		return -ENOENT;
+	v = kzalloc(sizeof(*v), GFP_KERNEL_ACCOUNT);
+	if (!v)
+		return -ENOMEM;
+	refcount_set(&v->ref, 1);
+	refcount_inc(&r->ref);
+	v->recv = r;
+	v->vector = a->vector;
+	fd = nvx_uintr_new_fd("[nvx-uintr-vector]", &nvx_vec_fops, v, nfd);
+	if (fd < 0) {
+		nvx_vec_put(v);
+		return fd;
+	}
+	a->fd = fd;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(nvx_ioc_uintr_vector_fd);
+
+/* The current process's sender table, made on first use when @create. */
+static struct nvx_uintr_senders *nvx_senders(bool create)
+{
+	struct mm_struct *mm = current->mm;
+	struct nvx_uintr_senders *t, *old;
+
+	t = smp_load_acquire(&mm->nvx_uintr_senders);
+	if (t || !create)
+		return t;
+	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+	if (!t)
+		return NULL;
+	spin_lock_init(&t->lock);
+	old = cmpxchg_release(&mm->nvx_uintr_senders, NULL, t);
+	if (old) {
+		kfree(t);
+		t = old;
+	}
+	return t;
+}
+
+/**
+ * nvx_ioc_uintr_add_sender() - NVX_IOC_UINTR_ADD_SENDER
+ * @file: /dev/nvx.
+ * @argp: struct nvx_uintr_sender.
+ * @nfd: unused.
+ *
+ * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
+ */
+int nvx_ioc_uintr_add_sender(struct file *file, void *argp,
+			     struct nvx_new_fd *nfd)
+{
+	struct nvx_uintr_sender *a = argp;
+	struct nvx_uintr_senders *t;
+	struct nvx_uintr_vec *v;
+	struct fd f;
+	int i, ret = -ENOSPC;
+
+	if (a->flags || a->reserved)
+		return -EINVAL;
+	f = fdget(a->vector_fd);
+	if (!fd_file(f))
+		return -EBADF;
+	if (fd_file(f)->f_op != &nvx_vec_fops) {
+		ret = -EINVAL;
+		goto out;
+	}
+	v = fd_file(f)->private_data;
+	t = nvx_senders(true);
+	if (!t) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	spin_lock(&t->lock);
+	for (i = 0; i < NVX_UINTR_SENDERS; i++) {
+		if (!rcu_access_pointer(t->entry[i])) {
+			refcount_inc(&v->ref);
+			rcu_assign_pointer(t->entry[i], v);
+			a->index = i;
+			ret = 0;
+			break;
+		}
+	}
+	spin_unlock(&t->lock);
+out:
+	fdput(f);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(nvx_ioc_uintr_add_sender);
+
+/**
+ * nvx_ioc_uintr_del_sender() - NVX_IOC_UINTR_DEL_SENDER
+ * @file: /dev/nvx.
+ * @argp: struct nvx_uintr_sender.
+ * @nfd: unused.
+ *
+ * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
+ */
+int nvx_ioc_uintr_del_sender(struct file *file, void *argp,
+			     struct nvx_new_fd *nfd)
+{
+	struct nvx_uintr_sender *a = argp;
+	struct nvx_uintr_senders *t;
+	struct nvx_uintr_vec *v;
+	u32 i = a->index;
+
+	if (a->flags || a->reserved || i >= NVX_UINTR_SENDERS)
+		return -EINVAL;
+	i = array_index_nospec(i, NVX_UINTR_SENDERS);
+	t = nvx_senders(false);
+	if (!t)
+		return -ENOENT;
+	spin_lock(&t->lock);
+	v = rcu_dereference_protected(t->entry[i], lockdep_is_held(&t->lock));
+	RCU_INIT_POINTER(t->entry[i], NULL);
+	spin_unlock(&t->lock);
+	if (!v)
+		return -ENOENT;
+	nvx_vec_put(v);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(nvx_ioc_uintr_del_sender);
+
+/* Send through entry @i of @t; @i is in range. */
+static int nvx_uintr_send_index(struct nvx_uintr_senders *t, u32 i)
+{
+	struct nvx_uintr_vec *v;
+	int ret;
+
+	i = array_index_nospec(i, NVX_UINTR_SENDERS);
+	rcu_read_lock();
+	v = rcu_dereference(t->entry[i]);
+	if (!v)
+		ret = -ENOENT;
+	else if (READ_ONCE(v->closed))
+		ret = -EPIPE;
+	else
+		ret = nvx_uintr_post(v->recv, v->vector);
+	rcu_read_unlock();
+	return ret;
+}
+
+/**
+ * nvx_ioc_uintr_send() - NVX_IOC_UINTR_SEND
+ * @file: /dev/nvx.
+ * @argp: struct nvx_uintr_send.
+ * @nfd: unused.
+ *
+ * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
+ */
+int nvx_ioc_uintr_send(struct file *file, void *argp, struct nvx_new_fd *nfd)
+{
+	struct nvx_uintr_send *a = argp;
+	struct nvx_uintr_senders *t;
+
+	if (a->flags || a->index >= NVX_UINTR_SENDERS)
+		return -EINVAL;
+	t = nvx_senders(false);
+	if (!t)
+		return -ENOENT;
+	return nvx_uintr_send_index(t, a->index);
+}
+EXPORT_SYMBOL_GPL(nvx_ioc_uintr_send);
+
+/**
+ * nvx_ioc_uintr_send_many() - NVX_IOC_UINTR_SEND_MANY
+ * @file: /dev/nvx.
+ * @argp: struct nvx_uintr_send_many.
+ * @nfd: unused.
+ *
+ * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
+ */
+int nvx_ioc_uintr_send_many(struct file *file, void *argp,
+			    struct nvx_new_fd *nfd)
+{
+	struct nvx_uintr_send_many *a = argp;
+	struct nvx_uintr_senders *t;
+	u32 *idx, i;
+	int ret = 0, err;
+
+	a->sent = 0;
+	if (a->flags || a->reserved || !a->count ||
+	    a->count > NVX_UINTR_SENDERS)
+		return -EINVAL;
+	idx = memdup_array_user(u64_to_user_ptr(a->indices), a->count,
+				sizeof(*idx));
+	if (IS_ERR(idx))
+		return PTR_ERR(idx);
+	t = nvx_senders(false);
+	for (i = 0; i < a->count && !ret; i++) {
+		if (idx[i] >= NVX_UINTR_SENDERS)
+			ret = -EINVAL;
+		else if (!t || !rcu_access_pointer(
+			    t->entry[array_index_nospec(idx[i],
+							NVX_UINTR_SENDERS)]))
+			ret = -ENOENT;
+	}
+	if (!ret) {
+		for (i = 0; i < a->count; i++) {
+			err = nvx_uintr_send_index(t, idx[i]);
+			if (!err)
+				a->sent++;
+			else if (!ret)
+				ret = err;
+		}
+	}
+	kfree(idx);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(nvx_ioc_uintr_send_many);
+
+/**
+ * nvx_ioc_uintr_wait() - NVX_IOC_UINTR_WAIT
+ * @file: /dev/nvx.
+ * @argp: struct nvx_uintr_wait.
+ * @nfd: unused.
+ *
+ * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
+ */
+int nvx_ioc_uintr_wait(struct file *file, void *argp, struct nvx_new_fd *nfd)
+{
+	struct nvx_uintr_wait *a = argp;
+	struct nvx_uintr_recv *r = nvx_uintr_self();
+	long ret;
+
+	if (a->flags || a->reserved || a->timeout_ns > NVX_UINTR_MAX_NS)
+		return -EINVAL;
+	if (!r)
+		return -ENOENT;
+	if (READ_ONCE(r->upage->pending))
+		goto pending;
+	if (!a->timeout_ns)
+		return -ETIMEDOUT;
+	ret = wait_event_interruptible_hrtimeout(r->wq,
+						 READ_ONCE(r->upage->pending),
+						 ns_to_ktime(a->timeout_ns));
+	if (READ_ONCE(r->upage->pending))
+		goto pending;
+	if (ret == -ETIME)
+		return -ETIMEDOUT;
+	return ret ? -EINTR : 0;
+pending:
+	/* deliver on the way out, if the thread unmasked by hand meanwhile */
+	nvx_uintr_kick(r);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(nvx_ioc_uintr_wait);
+
+/**
+ * nvx_ioc_uintr_timer() - NVX_IOC_UINTR_TIMER
+ * @file: /dev/nvx.
+ * @argp: struct nvx_uintr_timer.
+ * @nfd: unused.
+ *
+ * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
+ */
+int nvx_ioc_uintr_timer(struct file *file, void *argp, struct nvx_new_fd *nfd)
+{
+	struct nvx_uintr_timer *a = argp;
+	struct nvx_uintr_recv *r = nvx_uintr_self();
+
+	if (a->flags || a->vector >= NVX_UINTR_VECTORS ||
+	    (a->period_ns && a->period_ns < NVX_UINTR_MIN_PERIOD_NS) ||
+	    a->period_ns > NVX_UINTR_MAX_NS || a->first_ns > NVX_UINTR_MAX_NS)
+		return -EINVAL;
+	if (!r)
+		return -ENOENT;
+	hrtimer_cancel(&r->timer);
+	if (!a->first_ns && !a->period_ns)
+		return 0;
+	r->timer_vector = a->vector;
+	r->period_ns = a->period_ns;
+	hrtimer_start(&r->timer, ns_to_ktime(a->first_ns ?: a->period_ns),
+		      HRTIMER_MODE_REL_HARD);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(nvx_ioc_uintr_timer);
+
+/*
+ * Signals that cannot be routed: SIGKILL and SIGSTOP, and those the kernel
+ * raises for a faulting instruction, which must never be swallowed.
+ */
+static bool nvx_uintr_routable(u32 signo)
+{
+	switch (signo) {
+	case SIGKILL:
+	case SIGSTOP:
+	case SIGILL:
+	case SIGTRAP:
+	case SIGFPE:
+	case SIGSEGV:
+	case SIGBUS:
+	case SIGSYS:
+		return false;
+	}
+	return true;
+}
+
+/**
+ * nvx_ioc_uintr_signal() - NVX_IOC_UINTR_SIGNAL
+ * @file: /dev/nvx.
+ * @argp: struct nvx_uintr_signal.
+ * @nfd: unused.
+ *
+ * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
+ */
+int nvx_ioc_uintr_signal(struct file *file, void *argp, struct nvx_new_fd *nfd)
+{
+	struct nvx_uintr_signal *a = argp;
+	struct nvx_uintr_recv *r = nvx_uintr_self();
+
+	if (a->flags || a->reserved || a->signo > _NSIG ||
+	    !nvx_uintr_routable(a->signo) || a->vector >= NVX_UINTR_VECTORS)
+		return -EINVAL;
+	if (!r)
+		return -ENOENT;
+	spin_lock_irq(&current->sighand->siglock);
+	WRITE_ONCE(r->route_vector, a->vector);
+	WRITE_ONCE(r->route_signo, a->signo);
+	spin_unlock_irq(&current->sighand->siglock);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(nvx_ioc_uintr_signal);
