@@ -266,18 +266,19 @@ out:
 /*
  * A grant backs a KVM memslot, and a guest runs in it and writes into it.
  *
- * Under QEMU TCG, a nested guest has been seen, about once in ten full
- * suite runs and never in 400 runs of this test alone, not to reach its
- * first port write at all (no kernel report, guest rip not logged then).
- * That is the emulator's nested SVM, not the grant: the test logs where
- * the guest was and tries a fresh VM, at most three times in all. A grant
- * that does not work as a memslot fails every attempt.
+ * Nested KVM under QEMU TCG sometimes makes no progress at all for long
+ * stretches (the guest never leaves its first instruction, in any memory;
+ * seen on this project's build machine, whole runs at a time). A guest in
+ * grant memory that does not run is therefore compared with a control
+ * guest in anonymous memory: if the control does not run either, the
+ * emulator is at fault and the test skips, saying so; if the control runs,
+ * the grant is at fault and the test fails.
  */
 POOL_TEST(kvm_memslot_runs_guest)
 {
 	struct sigaction sa = { .sa_handler = kick_vcpu };
-	unsigned char *mem;
-	int kvm, g, ret = -ETIMEDOUT, attempt;
+	unsigned char *mem, *anon;
+	int kvm, g, ret = -ETIMEDOUT, ctl, attempt;
 
 	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (kvm < 0)
@@ -288,11 +289,27 @@ POOL_TEST(kvm_memslot_runs_guest)
 	ASSERT_NE(MAP_FAILED, mem);
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
 
-	for (attempt = 1; attempt <= 3 && ret == -ETIMEDOUT; attempt++) {
+	for (attempt = 1; attempt <= 2 && ret == -ETIMEDOUT; attempt++) {
 		ret = run_guest_in(_metadata, kvm, mem, CHUNK);
 		if (ret == -ETIMEDOUT)
 			TH_LOG("attempt %d: the guest did not exit in 30 s",
 			       attempt);
+	}
+	if (ret == -ETIMEDOUT) {
+		anon = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		ASSERT_NE(MAP_FAILED, anon);
+		ctl = run_guest_in(_metadata, kvm, anon, CHUNK);
+		munmap(anon, CHUNK);
+		if (ctl == -ETIMEDOUT) {
+			munmap(mem, CHUNK);
+			close(g);
+			close(kvm);
+			SKIP(return,
+			     "nested KVM makes no progress here: a control guest in anonymous memory did not run either");
+		}
+		TH_LOG("the control guest in anonymous memory ran: %s",
+		       strerror(-ctl));
 	}
 	ASSERT_EQ(0, ret) TH_LOG("guest run: %s", strerror(-ret));
 	/* the guest wrote into grant memory */
