@@ -119,7 +119,7 @@ struct nvx_uintr_vec {
  * @entry: the vector objects, by index.
  */
 struct nvx_uintr_senders {
-	spinlock_t lock;
+	spinlock_t lock;	/* protects @entry against other writers */
 	struct nvx_uintr_vec __rcu *entry[NVX_UINTR_SENDERS];
 };
 
@@ -248,6 +248,7 @@ static void nvx_uintr_work(struct callback_head *cb)
 	struct pt_regs *regs = task_pt_regs(current);
 
 	clear_bit(NVX_RECV_QUEUED, &r->state);
+	/* a sender that finds QUEUED clear queues again: see its bit first */
 	smp_mb__after_atomic();
 	if (current->nvx_uintr != r || READ_ONCE(r->dead) ||
 	    (current->flags & PF_EXITING))
@@ -298,6 +299,7 @@ static int nvx_uintr_post(struct nvx_uintr_recv *r, u32 vector)
 	if (READ_ONCE(r->dead))
 		return -ESRCH;
 	set_bit(vector, nvx_pending(r));
+	/* the bit is visible before a waiter is looked for or kicked */
 	smp_mb__after_atomic();
 	if (wq_has_sleeper(&r->wq))
 		wake_up(&r->wq);
@@ -359,7 +361,10 @@ void __nvx_uintr_mm_exit(struct mm_struct *mm)
 bool __nvx_uintr_route_signal(int signr)
 {
 	struct nvx_uintr_recv *r = current->nvx_uintr;
-	struct k_sigaction *ka = &current->sighand->action[signr - 1];
+	/* get_signal() holds its siglock */
+	struct sighand_struct *sh = rcu_dereference_protected(current->sighand,
+							      true);
+	struct k_sigaction *ka = &sh->action[signr - 1];
 
 	if (READ_ONCE(r->route_signo) != signr ||
 	    (ka->sa.sa_flags & SA_IMMUTABLE) || ka->sa.sa_handler == SIG_IGN)
@@ -565,6 +570,7 @@ static struct nvx_uintr_senders *nvx_senders(bool create)
 	struct mm_struct *mm = current->mm;
 	struct nvx_uintr_senders *t, *old;
 
+	/* pairs with cmpxchg_release() below: the table is initialised */
 	t = smp_load_acquire(&mm->nvx_uintr_senders);
 	if (t || !create)
 		return t;
@@ -729,11 +735,14 @@ int nvx_ioc_uintr_send_many(struct file *file, void *argp,
 		return PTR_ERR(idx);
 	t = nvx_senders(false);
 	for (i = 0; i < a->count && !ret; i++) {
-		if (idx[i] >= NVX_UINTR_SENDERS)
+		u32 j = idx[i];
+
+		if (j >= NVX_UINTR_SENDERS) {
 			ret = -EINVAL;
-		else if (!t || !rcu_access_pointer(
-			    t->entry[array_index_nospec(idx[i],
-							NVX_UINTR_SENDERS)]))
+			break;
+		}
+		j = array_index_nospec(j, NVX_UINTR_SENDERS);
+		if (!t || !rcu_access_pointer(t->entry[j]))
 			ret = -ENOENT;
 	}
 	if (!ret) {
@@ -849,16 +858,19 @@ int nvx_ioc_uintr_signal(struct file *file, void *argp, struct nvx_new_fd *nfd)
 {
 	struct nvx_uintr_signal *a = argp;
 	struct nvx_uintr_recv *r = nvx_uintr_self();
+	struct sighand_struct *sh;
 
 	if (a->flags || a->reserved || a->signo > _NSIG ||
 	    !nvx_uintr_routable(a->signo) || a->vector >= NVX_UINTR_VECTORS)
 		return -EINVAL;
 	if (!r)
 		return -ENOENT;
-	spin_lock_irq(&current->sighand->siglock);
+	/* only exec (de_thread) replaces it, and only in this thread */
+	sh = rcu_dereference_protected(current->sighand, true);
+	spin_lock_irq(&sh->siglock);
 	WRITE_ONCE(r->route_vector, a->vector);
 	WRITE_ONCE(r->route_signo, a->signo);
-	spin_unlock_irq(&current->sighand->siglock);
+	spin_unlock_irq(&sh->siglock);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(nvx_ioc_uintr_signal);

@@ -83,7 +83,7 @@ struct nvx_uintr_page {
  * it the call keeps blocking and the handler runs when it returns.
  * A thread waiting in NVX_IOC_UINTR_WAIT is always woken.
  */
-#define NVX_UINTR_INTERRUPT_SYSCALLS	(1U << 0)
+#define NVX_UINTR_INTERRUPT_SYSCALLS	0x1U
 #define NVX_UINTR_REGISTER_FLAGS	NVX_UINTR_INTERRUPT_SYSCALLS
 
 /**

@@ -120,8 +120,7 @@ nvx_uintr__dispatch(struct nvx_uintr_frame *f)
  */
 static __attribute__((naked, used)) void nvx_uintr_entry(void)
 {
-	__asm__ volatile(
-		"push %rax\n\tpush %rcx\n\tpush %rdx\n\tpush %rsi\n\t"
+	__asm__ volatile("push %rax\n\tpush %rcx\n\tpush %rdx\n\tpush %rsi\n\t"
 		"push %rdi\n\tpush %r8\n\tpush %r9\n\tpush %r10\n\t"
 		"push %r11\n\tpush %rbp\n\t"
 		"lea 80(%rsp), %rdi\n\t"
