@@ -51,7 +51,6 @@
 
 /* Bits of nvx_uintr_recv::state */
 #define NVX_RECV_QUEUED		0	/* the task_work is queued */
-#define NVX_RECV_DEFERRED	1	/* delivery waits for a syscall restart */
 
 #define NVX_UINTR_MIN_STACK	256
 
@@ -160,35 +159,40 @@ static unsigned long *nvx_pending(struct nvx_uintr_recv *r)
 	return (unsigned long *)&r->upage->pending;
 }
 
-/* Does the syscall current returns from still have to decide on a restart? */
-static bool nvx_uintr_restarting(struct pt_regs *regs)
+/*
+ * The handler is entered on the way out of a syscall that still waits for
+ * its restart decision (the task_work runs from get_signal(), before the
+ * signal code decides): decide here, then tell the signal code that the
+ * restart is dealt with. With NVX_UINTR_INTERRUPT_SYSCALLS the call fails
+ * with -EINTR, as for a signal handler without SA_RESTART; otherwise it is
+ * restarted after the handler, as for a signal nobody handles.
+ */
+static void nvx_uintr_end_syscall(struct pt_regs *regs, bool interrupt)
 {
 	if (syscall_get_nr(current, regs) < 0)
-		return false;
+		return;
 	switch (syscall_get_error(current, regs)) {
 	case -ERESTART_RESTARTBLOCK:
+		if (interrupt) {
+			regs->ax = -EINTR;
+		} else {
+			regs->ax = __NR_restart_syscall;
+			regs->ip -= 2;
+		}
+		break;
 	case -ERESTARTNOHAND:
 	case -ERESTARTSYS:
+		if (interrupt) {
+			regs->ax = -EINTR;
+			break;
+		}
+		fallthrough;
 	case -ERESTARTNOINTR:
-		return true;
-	}
-	return false;
-}
-
-/*
- * A blocked syscall that a user interrupt ends (NVX_UINTR_INTERRUPT_SYSCALLS):
- * what a signal without SA_RESTART does, then tell the signal code that the
- * restart is dealt with.
- */
-static void nvx_uintr_end_syscall(struct pt_regs *regs)
-{
-	if (!nvx_uintr_restarting(regs))
-		return;
-	if (syscall_get_error(current, regs) == -ERESTARTNOINTR) {
 		regs->ax = regs->orig_ax;
 		regs->ip -= 2;
-	} else {
-		regs->ax = -EINTR;
+		break;
+	default:
+		return;
 	}
 	regs->orig_ax = -1;
 }
@@ -210,7 +214,7 @@ static void nvx_uintr_deliver(struct nvx_uintr_recv *r, struct pt_regs *regs)
 		v = __fls(pend);
 	} while (!test_and_clear_bit(v, nvx_pending(r)));
 
-	nvx_uintr_end_syscall(regs);
+	nvx_uintr_end_syscall(regs, r->flags & NVX_UINTR_INTERRUPT_SYSCALLS);
 	/* abort an rseq critical section, as signal delivery does */
 	rseq_signal_deliver(NULL, regs);
 
@@ -238,49 +242,27 @@ static void nvx_uintr_deliver(struct nvx_uintr_recv *r, struct pt_regs *regs)
 	WRITE_ONCE(p->delivered, p->delivered + 1);
 }
 
-static void nvx_uintr_queue(struct nvx_uintr_recv *r,
-			    enum task_work_notify_mode mode);
-
 static void nvx_uintr_work(struct callback_head *cb)
 {
 	struct nvx_uintr_recv *r = container_of(cb, struct nvx_uintr_recv,
 						twork);
-	struct pt_regs *regs = task_pt_regs(current);
 
 	clear_bit(NVX_RECV_QUEUED, &r->state);
 	/* a sender that finds QUEUED clear queues again: see its bit first */
 	smp_mb__after_atomic();
-	if (current->nvx_uintr != r || READ_ONCE(r->dead) ||
-	    (current->flags & PF_EXITING))
-		goto out;
-	/*
-	 * Run from get_signal() (a signal, a stop, ptrace, the freezer) while
-	 * a syscall waits for its restart decision: unless the thread asked
-	 * for syscalls to be interrupted, let the signal code decide first and
-	 * deliver from the notify-resume work that follows it.
-	 */
-	if (!(r->flags & NVX_UINTR_INTERRUPT_SYSCALLS) &&
-	    nvx_uintr_restarting(regs) &&
-	    !test_and_set_bit(NVX_RECV_DEFERRED, &r->state)) {
-		nvx_uintr_queue(r, TWA_RESUME);
-		goto out;
-	}
-	clear_bit(NVX_RECV_DEFERRED, &r->state);
-	nvx_uintr_deliver(r, regs);
-out:
+	if (current->nvx_uintr == r && !READ_ONCE(r->dead) &&
+	    !(current->flags & PF_EXITING))
+		nvx_uintr_deliver(r, task_pt_regs(current));
 	nvx_recv_put(r);
 }
 
 /* Get the receiver to its return to user mode. Any context. */
 static void nvx_uintr_kick(struct nvx_uintr_recv *r)
 {
-	nvx_uintr_queue(r, r->flags & NVX_UINTR_INTERRUPT_SYSCALLS ?
-			TWA_SIGNAL : TWA_RESUME);
-}
+	enum task_work_notify_mode mode = TWA_RESUME;
 
-static void nvx_uintr_queue(struct nvx_uintr_recv *r,
-			    enum task_work_notify_mode mode)
-{
+	if (r->flags & NVX_UINTR_INTERRUPT_SYSCALLS)
+		mode = TWA_SIGNAL;
 	if (test_and_set_bit(NVX_RECV_QUEUED, &r->state))
 		return;
 	if (!refcount_inc_not_zero(&r->ref)) {
