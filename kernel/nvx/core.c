@@ -20,6 +20,7 @@
 #include <linux/version.h>
 #include <uapi/nvx/nvx.h>
 #include <uapi/nvx/pool.h>
+#include <uapi/nvx/srq.h>
 #include <uapi/nvx/uintr.h>
 
 #include "internal.h"
@@ -55,6 +56,8 @@ u64 nvx_features(void)
 		f |= NVX_FEAT_POOL;
 	if (IS_ENABLED(CONFIG_NVX_UINTR))
 		f |= NVX_FEAT_UINTR;
+	if (IS_ENABLED(CONFIG_NVX_SRQ))
+		f |= NVX_FEAT_SRQ;
 	return f;
 }
 
@@ -108,6 +111,14 @@ static const struct nvx_ioctl_desc nvx_ioctls[] = {
 		  nvx_ioc_uintr_timer, 0),
 	NVX_IOCTL(NVX_IOC_UINTR_SIGNAL, sizeof(struct nvx_uintr_signal),
 		  nvx_ioc_uintr_signal, 0),
+#endif
+#ifdef CONFIG_NVX_SRQ
+	NVX_IOCTL(NVX_IOC_SRQ_CREATE, sizeof(struct nvx_srq_create),
+		  nvx_ioc_srq_create, 0),
+	NVX_IOCTL(NVX_IOC_SRQ_QUERY, sizeof(struct nvx_srq_stats),
+		  nvx_ioc_srq_query, 0),
+	NVX_IOCTL(NVX_IOC_SRQ_INFO, sizeof(struct nvx_srq_info),
+		  nvx_ioc_srq_info, 0),
 #endif
 };
 
@@ -234,21 +245,30 @@ static int __init nvx_init(void)
 	ret = nvx_pool_init();
 	if (ret)
 		return ret;
+	ret = nvx_srq_init();
+	if (ret)
+		goto err_pool;
 
 	ret = misc_register(&nvx_misc);
 	if (ret) {
 		pr_err("cannot register /dev/nvx: %d\n", ret);
-		nvx_pool_exit();
-		return ret;
+		goto err_srq;
 	}
 	pr_info("ABI %u.%u, features %#llx\n", NVX_ABI_MAJOR, NVX_ABI_MINOR,
 		nvx_features());
 	return 0;
+
+err_srq:
+	nvx_srq_exit();
+err_pool:
+	nvx_pool_exit();
+	return ret;
 }
 
 static void __exit nvx_exit(void)
 {
 	misc_deregister(&nvx_misc);
+	nvx_srq_exit();
 	nvx_pool_exit();
 }
 

@@ -12,7 +12,7 @@
 u64 nvx_features(void);
 
 /* Largest argument struct any nvx ioctl takes; the copy lives on the stack. */
-#define NVX_IOCTL_MAX_ARG	128
+#define NVX_IOCTL_MAX_ARG	256
 
 /* Copy the argument back to userspace even when the handler failed. */
 #define NVX_IOCTL_OUT_ON_ERROR	BIT(0)
@@ -52,9 +52,27 @@ int nvx_ioc_pool_shrink(struct file *file, void *argp,
 			struct nvx_new_fd *nfd);
 int nvx_ioc_pool_stats(struct file *file, void *argp, struct nvx_new_fd *nfd);
 int nvx_ioc_grant(struct file *file, void *argp, struct nvx_new_fd *nfd);
+
+/* Grants as other parts of nvx use them (SRQ buffers). */
+struct nvx_grant;
+struct page;
+struct nvx_grant *nvx_grant_fget(int fd, struct file **gfile);
+u64 nvx_grant_bytes(const struct nvx_grant *g);
+struct page *nvx_grant_page(struct nvx_grant *g, unsigned long pgoff);
 #else
 static inline int nvx_pool_init(void) { return 0; }
 static inline void nvx_pool_exit(void) { }
+#endif
+
+#ifdef CONFIG_NVX_SRQ
+int nvx_srq_init(void);
+void nvx_srq_exit(void);
+int nvx_ioc_srq_create(struct file *file, void *argp, struct nvx_new_fd *nfd);
+int nvx_ioc_srq_query(struct file *file, void *argp, struct nvx_new_fd *nfd);
+int nvx_ioc_srq_info(struct file *file, void *argp, struct nvx_new_fd *nfd);
+#else
+static inline int nvx_srq_init(void) { return 0; }
+static inline void nvx_srq_exit(void) { }
 #endif
 
 #endif /* _KERNEL_NVX_INTERNAL_H */

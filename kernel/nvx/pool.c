@@ -613,8 +613,17 @@ static int nvx_grant_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-/* The page at page offset @pgoff of the grant. */
-static struct page *nvx_grant_page(struct nvx_grant *g, unsigned long pgoff)
+/**
+ * nvx_grant_page() - a page of a grant
+ * @g: the grant.
+ * @pgoff: page offset in the grant, below nvx_grant_bytes() >> PAGE_SHIFT.
+ *
+ * The pages of one chunk (NVX_POOL_CHUNK_SHIFT) are physically
+ * contiguous and in the direct map.
+ *
+ * Return: the page.
+ */
+struct page *nvx_grant_page(struct nvx_grant *g, unsigned long pgoff)
 {
 	return g->chunks[pgoff >> NVX_CHUNK_ORDER]->page +
 	       (pgoff & (NVX_CHUNK_PAGES - 1));
@@ -696,6 +705,40 @@ static const struct file_operations nvx_grant_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
 };
+
+/**
+ * nvx_grant_fget() - the grant behind a file descriptor
+ * @fd: a file descriptor of the calling process.
+ * @gfile: out: the grant's file, with a reference for the caller
+ *	(fput() it when done with the grant).
+ *
+ * Return: the grant; ERR_PTR(-EBADF) when @fd is not open,
+ * ERR_PTR(-EINVAL) when it is not a grant.
+ */
+struct nvx_grant *nvx_grant_fget(int fd, struct file **gfile)
+{
+	struct file *f = fget(fd);
+
+	if (!f)
+		return ERR_PTR(-EBADF);
+	if (f->f_op != &nvx_grant_fops) {
+		fput(f);
+		return ERR_PTR(-EINVAL);
+	}
+	*gfile = f;
+	return f->private_data;
+}
+
+/**
+ * nvx_grant_bytes() - size of a grant
+ * @g: the grant.
+ *
+ * Return: its size in bytes, a multiple of the chunk size.
+ */
+u64 nvx_grant_bytes(const struct nvx_grant *g)
+{
+	return (u64)g->nr_chunks * NVX_CHUNK_BYTES;
+}
 
 static int nvx_ioc_grant_info(struct file *file, void *argp,
 			      struct nvx_new_fd *nfd)
