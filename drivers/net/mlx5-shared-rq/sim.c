@@ -268,9 +268,49 @@ static void nvxsim_get_drvinfo(struct net_device *dev,
 	strscpy(info->driver, "nvxsim", sizeof(info->driver));
 }
 
+/* ethtool -S NAME: the attached set's counters, per queue. RTNL held. */
+static struct nvx_srq *nvxsim_srq(struct net_device *dev)
+{
+	struct nvxsim_hw *hw;
+
+	if (dev->netdev_ops != &nvxsim_nic_ops)
+		return NULL;
+	hw = rtnl_dereference(((struct nvxsim *)netdev_priv(dev))->hw);
+	return hw ? hw->srq : NULL;
+}
+
+static int nvxsim_get_sset_count(struct net_device *dev, int sset)
+{
+	struct nvx_srq *srq = nvxsim_srq(dev);
+
+	if (sset != ETH_SS_STATS)
+		return -EOPNOTSUPP;
+	return srq ? nvx_srq_ethtool_count(srq) : 0;
+}
+
+static void nvxsim_get_strings(struct net_device *dev, u32 sset, u8 *data)
+{
+	struct nvx_srq *srq = nvxsim_srq(dev);
+
+	if (sset == ETH_SS_STATS && srq)
+		nvx_srq_ethtool_strings(srq, data);
+}
+
+static void nvxsim_get_ethtool_stats(struct net_device *dev,
+				     struct ethtool_stats *stats, u64 *data)
+{
+	struct nvx_srq *srq = nvxsim_srq(dev);
+
+	if (srq)
+		nvx_srq_ethtool_stats(srq, data);
+}
+
 static const struct ethtool_ops nvxsim_ethtool_ops = {
 	.get_drvinfo = nvxsim_get_drvinfo,
 	.get_link = ethtool_op_get_link,
+	.get_sset_count = nvxsim_get_sset_count,
+	.get_strings = nvxsim_get_strings,
+	.get_ethtool_stats = nvxsim_get_ethtool_stats,
 };
 
 static void nvxsim_common_setup(struct net_device *dev)

@@ -32,6 +32,7 @@
 
 #include <linux/anon_inodes.h>
 #include <linux/etherdevice.h>
+#include <linux/ethtool.h>
 #include <linux/file.h>
 #include <linux/jiffies.h>
 #include <linux/log2.h>
@@ -700,6 +701,83 @@ static int nvx_srq_fill_stats(struct nvx_srq *srq, struct nvx_srq_stats *st)
 	st->ifindex = dev ? dev->ifindex : 0;
 	rcu_read_unlock();
 	return 0;
+}
+
+/* ------------------------------------------------------ ethtool -S --- */
+
+static const char *const nvx_srq_queue_stat_names[] = {
+	"packets", "bytes", "strides", "fillers", "truncated",
+	"drops_no_buf", "drops_cq_full",
+};
+
+static const char *const nvx_srq_set_stat_names[] = {
+	"srq_refills", "srq_bufs_returned", "srq_released",
+	"srq_release_garbage", "srq_bufs_posted", "srq_bufs_filling",
+	"srq_bufs_held", "srq_posted_strides",
+};
+
+/**
+ * nvx_srq_ethtool_count() - number of ethtool statistics of a set
+ * @srq: the set.
+ *
+ * Return: the count for ETH_SS_STATS.
+ */
+int nvx_srq_ethtool_count(struct nvx_srq *srq)
+{
+	return ARRAY_SIZE(nvx_srq_set_stat_names) +
+	       srq->p.nr_queues * ARRAY_SIZE(nvx_srq_queue_stat_names);
+}
+
+/**
+ * nvx_srq_ethtool_strings() - names of the ethtool statistics of a set
+ * @srq: the set.
+ * @data: nvx_srq_ethtool_count() strings of ETH_GSTRING_LEN.
+ */
+void nvx_srq_ethtool_strings(struct nvx_srq *srq, u8 *data)
+{
+	unsigned int i, q;
+
+	for (i = 0; i < ARRAY_SIZE(nvx_srq_set_stat_names); i++)
+		ethtool_puts(&data, nvx_srq_set_stat_names[i]);
+	for (q = 0; q < srq->p.nr_queues; q++)
+		for (i = 0; i < ARRAY_SIZE(nvx_srq_queue_stat_names); i++)
+			ethtool_sprintf(&data, "rxq%u_%s", q,
+					nvx_srq_queue_stat_names[i]);
+}
+
+/**
+ * nvx_srq_ethtool_stats() - values of the ethtool statistics of a set
+ * @srq: the set.
+ * @data: nvx_srq_ethtool_count() values, in nvx_srq_ethtool_strings()
+ *	order.
+ */
+void nvx_srq_ethtool_stats(struct nvx_srq *srq, u64 *data)
+{
+	struct nvx_srq_stats st = { .queue = NVX_SRQ_ALL_QUEUES };
+	u32 q;
+
+	nvx_srq_fill_stats(srq, &st);
+	*data++ = st.refills;
+	*data++ = st.bufs_returned;
+	*data++ = st.released;
+	*data++ = st.release_garbage;
+	*data++ = st.bufs_posted;
+	*data++ = st.bufs_filling;
+	*data++ = st.bufs_held;
+	*data++ = st.posted_strides;
+	spin_lock_bh(&srq->lock);
+	for (q = 0; q < srq->p.nr_queues; q++) {
+		struct nvx_srq_queue *sq = &srq->queues[q];
+
+		*data++ = sq->rx_packets;
+		*data++ = sq->rx_bytes;
+		*data++ = sq->rx_strides;
+		*data++ = sq->fillers;
+		*data++ = sq->truncated;
+		*data++ = sq->drops_no_buf;
+		*data++ = sq->drops_cq_full;
+	}
+	spin_unlock_bh(&srq->lock);
 }
 
 static int nvx_srq_ioc_release(struct file *file, void *argp,

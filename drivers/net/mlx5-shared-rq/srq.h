@@ -82,6 +82,9 @@ void nvx_srq_drop(struct nvx_srq *srq, u32 queue,
 		  enum nvx_srq_drop_reason why, u32 len);
 void nvx_srq_rx_done(struct nvx_srq *srq, u32 queue);
 void nvx_srq_nic_gone(struct nvx_srq *srq);
+int nvx_srq_ethtool_count(struct nvx_srq *srq);
+void nvx_srq_ethtool_strings(struct nvx_srq *srq, u8 *data);
+void nvx_srq_ethtool_stats(struct nvx_srq *srq, u64 *data);
 
 extern const struct nvx_srq_backend nvxsim_srq_backend;
 int nvxsim_init(void);
