@@ -668,12 +668,23 @@ static const struct nvx_cmd nvx_commands[] = {
 		.sub = nvx_uintr_cmds,
 	},
 	{
+		.name = "srq",
+		.summary = "shared multi-packet RX queues on an nvxsim NIC",
+		.usage = "COMMAND [ARGS...]\n"
+			 "\n"
+			 "Shared RX queues: one pool of buffers, from a grant, feeds every\n"
+			 "receive queue of a NIC; frames are packed into strides of the\n"
+			 "buffers, read in place and released through a release ring.\n",
+		.sub = nvx_srq_cmds,
+	},
+	{
 		.name = "bench",
 		.summary = "run a benchmark",
 		.usage = "COMMAND [ARGS...]\n"
 			 "\n"
 			 "Benchmarks of nvx against what the kernel offers without it.\n",
 		.sub = nvx_bench_cmds,
+		.more = nvx_srq_bench_cmds,
 	},
 	{
 		.name = "help",
@@ -702,16 +713,22 @@ static void nvx_path_append(char *path, size_t size, const char *name)
 	snprintf(path + len, size - len, "%s%s", len ? " " : "", name);
 }
 
-static void nvx_print_cmd_list(FILE *f, const struct nvx_cmd *table)
+/* The commands of @table, then those of @more (either may be NULL). */
+static void nvx_print_cmd_list(FILE *f, const struct nvx_cmd *table,
+			       const struct nvx_cmd *more)
 {
-	const struct nvx_cmd *c;
+	const struct nvx_cmd *tables[] = { table, more }, *c;
+	unsigned int t;
 	int width = 8;
 
-	for (c = table; c->name; c++)
-		if ((int)strlen(c->name) > width)
-			width = (int)strlen(c->name);
-	for (c = table; c->name; c++)
-		fprintf(f, "  %-*s  %s\n", width, c->name, c->summary);
+	for (t = 0; t < NVX_ARRAY_SIZE(tables); t++)
+		for (c = tables[t]; c && c->name; c++)
+			if ((int)strlen(c->name) > width)
+				width = (int)strlen(c->name);
+	for (t = 0; t < NVX_ARRAY_SIZE(tables); t++)
+		for (c = tables[t]; c && c->name; c++)
+			fprintf(f, "  %-*s  %s\n", width, c->name,
+				c->summary);
 }
 
 void nvx_print_usage(FILE *f, const struct nvx_cmd *cmd, const char *path)
@@ -723,9 +740,9 @@ void nvx_print_usage(FILE *f, const struct nvx_cmd *cmd, const char *path)
 		len && usage[0] != '\n' ? " " : "", usage);
 	if (!len || usage[len - 1] != '\n')
 		fputc('\n', f);
-	if (cmd->sub) {
+	if (cmd->sub || cmd->more) {
 		fputs("\nCommands:\n", f);
-		nvx_print_cmd_list(f, cmd->sub);
+		nvx_print_cmd_list(f, cmd->sub, cmd->more);
 	}
 	fputs("\nOptions:\n"
 	      "  --json      print one JSON object on stdout instead of text\n"
@@ -740,7 +757,7 @@ static void nvx_print_main_usage(FILE *f)
 	      "Inspect and control nvx through its control device, /dev/nvx.\n"
 	      "\n"
 	      "Commands:\n", f);
-	nvx_print_cmd_list(f, nvx_commands);
+	nvx_print_cmd_list(f, nvx_commands, NULL);
 	fputs("\n"
 	      "Options (before COMMAND):\n"
 	      "  --json         print one JSON object on stdout instead of text\n"
@@ -766,7 +783,7 @@ static void nvx_print_main_usage(FILE *f)
  */
 static int nvx_help_words(int argc, char **argv, bool strict)
 {
-	const struct nvx_cmd *table = nvx_commands, *cmd = NULL;
+	const struct nvx_cmd *table = nvx_commands, *more = NULL, *cmd = NULL;
 	char path[sizeof(((struct nvx_ctx *)0)->path)] = "";
 	int i;
 
@@ -774,8 +791,10 @@ static int nvx_help_words(int argc, char **argv, bool strict)
 		nvx_print_main_usage(stdout);
 		return NVX_EXIT_OK;
 	}
-	for (i = 0; i < argc && (strict || table); i++) {
+	for (i = 0; i < argc && (strict || table || more); i++) {
 		cmd = nvx_find_cmd(table, argv[i]);
+		if (!cmd)
+			cmd = nvx_find_cmd(more, argv[i]);
 		if (!cmd) {
 			nvx_err("unknown command '%s%s%s'", path,
 				path[0] ? " " : "", argv[i]);
@@ -784,6 +803,7 @@ static int nvx_help_words(int argc, char **argv, bool strict)
 		}
 		nvx_path_append(path, sizeof(path), cmd->name);
 		table = cmd->sub;
+		more = cmd->more;
 	}
 	nvx_print_usage(stdout, cmd, path);
 	return NVX_EXIT_OK;
@@ -801,18 +821,20 @@ static int cmd_help(struct nvx_ctx *ctx, int argc, char **argv)
 }
 
 /*
- * Run the command argv[0] from @table with its arguments. Leading --json
- * and --help of a group are taken before its subcommand; a leaf's are
- * taken from anywhere before "--".
+ * Run the command argv[0] from @table, or else from @more (NULL: none),
+ * with its arguments. Leading --json and --help of a group are taken
+ * before its subcommand; a leaf's are taken from anywhere before "--".
  */
 static int nvx_dispatch(struct nvx_ctx *ctx, const struct nvx_cmd *table,
-			int argc, char **argv)
+			const struct nvx_cmd *more, int argc, char **argv)
 {
 	const struct nvx_cmd *cmd;
 	bool help = false;
 	int i, n;
 
 	cmd = nvx_find_cmd(table, argv[0]);
+	if (!cmd)
+		cmd = nvx_find_cmd(more, argv[0]);
 	if (!cmd) {
 		if (ctx->path[0])
 			return nvx_usage_error(ctx, "unknown command '%s'",
@@ -824,7 +846,7 @@ static int nvx_dispatch(struct nvx_ctx *ctx, const struct nvx_cmd *table,
 	nvx_path_append(ctx->path, sizeof(ctx->path), cmd->name);
 	ctx->cmd = cmd;
 
-	if (cmd->sub) {
+	if (cmd->sub || cmd->more) {
 		for (i = 1; i < argc; i++) {
 			if (!strcmp(argv[i], "--json")) {
 				ctx->json = true;
@@ -847,7 +869,8 @@ static int nvx_dispatch(struct nvx_ctx *ctx, const struct nvx_cmd *table,
 			return NVX_EXIT_OK;
 		}
 		if (i < argc)
-			return nvx_dispatch(ctx, cmd->sub, argc - i, argv + i);
+			return nvx_dispatch(ctx, cmd->sub, cmd->more, argc - i,
+					    argv + i);
 		if (!cmd->fn)
 			return nvx_usage_error(ctx, "missing command");
 		argv[1] = NULL;
@@ -924,7 +947,8 @@ int main(int argc, char **argv)
 		nvx_try_help("");
 		ret = NVX_EXIT_USAGE;
 	} else {
-		ret = nvx_dispatch(&ctx, nvx_commands, argc - i, argv + i);
+		ret = nvx_dispatch(&ctx, nvx_commands, NULL, argc - i,
+				   argv + i);
 	}
 
 	if (ctx.fd >= 0)

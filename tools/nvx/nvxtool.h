@@ -15,6 +15,10 @@
  *
  * Every table ends with an empty entry ({ }).
  *
+ * A group defined in one file can get subcommands from another through
+ * @more, a second table searched and listed after @sub: srq.c adds
+ * "bench srq" to bench.c's group this way.
+ *
  * Before a handler runs, the dispatcher takes --json and -h/--help out of
  * its arguments (up to a "--", which it leaves in place), so argv holds
  * the command name in argv[0] and only the command's own arguments after
@@ -78,6 +82,8 @@ struct nvx_ctx;
  * @fn: the handler. Returns an NVX_EXIT_* status. For a group, it runs
  *	when no subcommand is given; a group without one needs a subcommand.
  * @sub: subcommands, ending with an empty entry; NULL for a leaf.
+ * @more: for a group, more subcommands from another file, ending with
+ *	an empty entry, found and listed after those of @sub; or NULL.
  */
 struct nvx_cmd {
 	const char *name;
@@ -85,6 +91,7 @@ struct nvx_cmd {
 	const char *usage;
 	int (*fn)(struct nvx_ctx *ctx, int argc, char **argv);
 	const struct nvx_cmd *sub;
+	const struct nvx_cmd *more;
 };
 
 /**
@@ -215,6 +222,8 @@ void nvx_json_double(struct nvx_json *j, const char *key, double val);
 extern const struct nvx_cmd nvx_pool_cmds[];	/* pool.c: pool ... */
 extern const struct nvx_cmd nvx_bench_cmds[];	/* bench.c: bench ... */
 extern const struct nvx_cmd nvx_uintr_cmds[];	/* uintr.c: uintr ... */
+extern const struct nvx_cmd nvx_srq_cmds[];	/* srq.c: srq ... */
+extern const struct nvx_cmd nvx_srq_bench_cmds[]; /* srq.c: bench srq */
 extern const char nvx_stat_usage[];		/* pool.c: stat */
 int nvx_cmd_stat(struct nvx_ctx *ctx, int argc, char **argv);
 extern const char nvx_grant_usage[];		/* pool.c: grant */
