@@ -2281,51 +2281,26 @@ static int nvx_sb_try(struct nvx_sb *b, struct nvx_tx *tx, int shape,
 }
 
 /*
- * The fewest buffers of @shape that take the burst: try the number that
- * should just do and one less; search from there when they do not tell.
+ * The fewest buffers (per queue for the per-queue shape) that take the
+ * burst without a drop: a bisection over pool sizes, each tried with a
+ * fresh set. Nothing is computed from the geometry: the answer is what
+ * the NIC model did.
  */
 static int nvx_sb_search(struct nvx_sb *b, struct nvx_tx *tx, int shape,
 			 struct nvx_sb_burst *row)
 {
-	uint32_t q = row->queues, cap, guess, lo = 0, hi = 0, mid;
+	uint32_t q = row->queues, cap, lo = 0, hi, mid;
 	bool fits;
 	int ret;
 
 	/* per queue: the burst may land on any queue, each needs it all */
 	cap = shape == NVX_SB_PER_QUEUE ? NVX_SRQ_MAX_BUFS / q : NVX_SB_BURST;
-	guess = nvx_sb_enough(shape, NVX_SB_BURST, NVX_SB_SMALL);
-	if (guess > cap)
-		guess = cap;
-
-	ret = nvx_sb_try(b, tx, shape, row, guess, &fits);
+	ret = nvx_sb_try(b, tx, shape, row, cap, &fits);
 	if (ret)
 		return ret;
-	if (fits) {
-		hi = guess;
-		if (guess > 1) {
-			ret = nvx_sb_try(b, tx, shape, row, guess - 1, &fits);
-			if (ret)
-				return ret;
-			if (fits)
-				hi = guess - 1;
-			else
-				lo = guess - 1;
-		}
-	} else {
-		lo = guess;
-		while (!hi) {
-			if (lo >= cap)
-				return NVX_EXIT_OK;	/* not found */
-			mid = lo > cap / 2 ? cap : lo * 2;
-			ret = nvx_sb_try(b, tx, shape, row, mid, &fits);
-			if (ret)
-				return ret;
-			if (fits)
-				hi = mid;
-			else
-				lo = mid;
-		}
-	}
+	if (!fits)
+		return NVX_EXIT_OK;	/* not found */
+	hi = cap;
 	while (hi - lo > 1) {
 		mid = lo + (hi - lo) / 2;
 		ret = nvx_sb_try(b, tx, shape, row, mid, &fits);

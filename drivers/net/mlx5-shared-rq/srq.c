@@ -296,16 +296,10 @@ void nvx_srq_complete(struct nvx_srq *srq, u32 queue, u32 buf, u32 stride,
 	struct nvx_srq_cqe *cqe;
 
 	spin_lock(&srq->lock);
-	cqe = &q->cqes[q->prod & (srq->p.cq_entries - 1)];
-	cqe->buf = buf;
-	cqe->stride = stride;
-	cqe->strides = strides;
-	cqe->len = len;
-	cqe->flags = flags;
-	cqe->pad = 0;
-	q->prod++;
-	smp_store_release(&q->hdr->prod, q->prod);
-
+	/*
+	 * Count first: once the completion is visible the instance may
+	 * release its strides, and the release is checked against these.
+	 */
 	if (b->state == NVX_SRQ_BUF_POSTED) {
 		WRITE_ONCE(b->state, NVX_SRQ_BUF_FILLING);
 		pool->nr_posted--;
@@ -315,7 +309,7 @@ void nvx_srq_complete(struct nvx_srq *srq, u32 queue, u32 buf, u32 stride,
 	pool->posted_strides -= strides;
 	q->rx_strides += strides;
 	if (flags & NVX_SRQ_CQE_FILLER) {
-		b->kfree += strides;
+		WRITE_ONCE(b->kfree, b->kfree + strides);
 		q->fillers++;
 		trace_nvx_srq_filler(queue, buf, stride, strides);
 	} else {
@@ -330,6 +324,16 @@ void nvx_srq_complete(struct nvx_srq *srq, u32 queue, u32 buf, u32 stride,
 		pool->nr_held++;
 		list_add_tail(&b->node, &pool->held);
 	}
+
+	cqe = &q->cqes[q->prod & (srq->p.cq_entries - 1)];
+	cqe->buf = buf;
+	cqe->stride = stride;
+	cqe->strides = strides;
+	cqe->len = len;
+	cqe->flags = flags;
+	cqe->pad = 0;
+	q->prod++;
+	smp_store_release(&q->hdr->prod, q->prod);
 	spin_unlock(&srq->lock);
 }
 
