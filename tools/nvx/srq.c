@@ -975,13 +975,27 @@ static int nvx_srq_pow2(struct nvx_ctx *ctx, const char *name, const char *s,
 {
 	uint64_t bytes;
 
-	if (nvx_parse_size(s, &bytes) || bytes < min || bytes > max ||
-	    !nvx_pow2(bytes))
-		return nvx_usage_error(ctx, "--%s: '%s' is not a power of two from %llu to %llu bytes (e.g. 2K, 16K)",
-				       name, s, (unsigned long long)min,
-				       (unsigned long long)max);
-	*v = bytes;
-	return NVX_EXIT_OK;
+	if (!nvx_parse_size(s, &bytes) && bytes >= min && bytes <= max &&
+	    nvx_pow2(bytes)) {
+		*v = bytes;
+		return NVX_EXIT_OK;
+	}
+	return nvx_usage_error(ctx,
+			       "--%s: '%s' is not a power of two from %llu to %llu bytes (e.g. 4K)",
+			       name, s, (unsigned long long)min,
+			       (unsigned long long)max);
+}
+
+/* --dev: a network device name into *@dev. */
+static int nvx_srq_dev(struct nvx_ctx *ctx, const char *s, const char **dev)
+{
+	if (s[0] && strlen(s) < IFNAMSIZ) {
+		*dev = s;
+		return NVX_EXIT_OK;
+	}
+	return nvx_usage_error(ctx,
+			       "--dev: '%s' is not a network device name (1 to %d characters)",
+			       s, IFNAMSIZ - 1);
 }
 
 static int nvx_srq_parse(struct nvx_ctx *ctx, int argc, char **argv,
@@ -995,10 +1009,7 @@ static int nvx_srq_parse(struct nvx_ctx *ctx, int argc, char **argv,
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
 		case NVX_OPT_DEV:
-			if (!optarg[0] || strlen(optarg) >= IFNAMSIZ)
-				return nvx_usage_error(ctx, "--dev: '%s' is not a network device name (1 to %d characters)",
-						       optarg, IFNAMSIZ - 1);
-			a->dev = optarg;
+			ret = nvx_srq_dev(ctx, optarg, &a->dev);
 			break;
 		case NVX_OPT_QUEUES:
 			ret = nvx_srq_num(ctx, "queues", optarg, 1,
@@ -1251,9 +1262,10 @@ static void nvx_srq_create_print(struct nvx_ctx *ctx, const char *dev,
 	if (!ctx->json) {
 		if (!r)
 			return;
-		printf("received %llu frames (%llu bytes) within %.3f s; fillers %llu, truncated %llu; every frame released\n",
+		printf("received %llu frames (%llu bytes) within %.3f s; ",
 		       (unsigned long long)r->frames,
-		       (unsigned long long)r->bytes, (double)r->ns / 1e9,
+		       (unsigned long long)r->bytes, (double)r->ns / 1e9);
+		printf("fillers %llu, truncated %llu; every frame released\n",
 		       (unsigned long long)r->fillers,
 		       (unsigned long long)r->truncated);
 		printf("frames per queue:");
@@ -1329,10 +1341,12 @@ static int nvx_srq_check_params(struct nvx_ctx *ctx,
 		return nvx_usage_error(ctx, "strides of %u bytes do not fit in buffers of %u bytes",
 				       ss, bs);
 	if (bs / ss > NVX_SRQ_MAX_STRIDES)
-		return nvx_usage_error(ctx, "buffers of %u bytes hold %u strides of %u bytes: at most %u are allowed (a larger --stride)",
+		return nvx_usage_error(ctx,
+				       "%u-byte buffers hold %u strides of %u bytes: at most %u",
 				       bs, bs / ss, ss, NVX_SRQ_MAX_STRIDES);
 	if (nvx_srq_per_queue(p) && nr % p->nr_queues)
-		return nvx_usage_error(ctx, "with --per-queue the %u buffers must be a multiple of the %u queues (--bufs)",
+		return nvx_usage_error(ctx,
+				       "--per-queue: --bufs %u is not a multiple of the %u queues",
 				       nr, p->nr_queues);
 	return NVX_EXIT_OK;
 }
@@ -1410,9 +1424,9 @@ static int cmd_srq_create(struct nvx_ctx *ctx, int argc, char **argv)
 	}
 
 	if (a.hold) {
-		fprintf(stderr,
-			"nvxtool: holding the set on %s for %u s; end early with Ctrl-C or SIGTERM\n",
+		fprintf(stderr, "nvxtool: holding the set on %s for %u s; ",
 			a.dev, a.hold);
+		fprintf(stderr, "end early with Ctrl-C or SIGTERM\n");
 		sig = nvx_srq_hold(a.hold);
 		fprintf(stderr, "nvxtool: releasing the set (%s)\n",
 			sig ? strsignal(sig) : "time is up");
@@ -1486,12 +1500,11 @@ static int cmd_srq_show(struct nvx_ctx *ctx, int argc, char **argv)
 		nvx_json_end(j);
 		return NVX_EXIT_OK;
 	}
+	printf("srq set on %s (ifindex %u), ", a.dev, ifindex);
 	if (info.owner)
-		printf("srq set on %s (ifindex %u), made by pid %u (%s)\n",
-		       a.dev, ifindex, info.owner, comm);
+		printf("made by pid %u (%s)\n", info.owner, comm);
 	else
-		printf("srq set on %s (ifindex %u), made by a process not visible in this pid namespace\n",
-		       a.dev, ifindex);
+		printf("made by a process not visible in this pid namespace\n");
 	nvx_srq_print_params(&info.params);
 	return NVX_EXIT_OK;
 }
@@ -1671,9 +1684,10 @@ static int cmd_srq_stats(struct nvx_ctx *ctx, int argc, char **argv)
 		snprintf(name, sizeof(name), "%u", first + q);
 		nvx_srq_print_qrow(name, &qs[q]);
 	}
-	printf("refills %llu, buffers returned %llu, release entries taken %llu (ignored as garbage %llu)\n",
+	printf("refills %llu, buffers returned %llu, ",
 	       (unsigned long long)all.refills,
-	       (unsigned long long)all.bufs_returned,
+	       (unsigned long long)all.bufs_returned);
+	printf("release entries taken %llu (ignored as garbage %llu)\n",
 	       (unsigned long long)all.released,
 	       (unsigned long long)all.release_garbage);
 	printf("sent (NVX_SRQ_IOC_TX) %llu frames, %llu bytes\n",
@@ -2940,14 +2954,17 @@ static void nvx_sb_print_text(const struct nvx_sb *b)
 	unsigned int i, missing = 0;
 	int m;
 
-	printf("bench srq: nvx shared striding RX buffers against a pool per queue with a frame per buffer, and AF_PACKET\n");
+	printf("bench srq: nvx shared striding RX buffers against ");
+	printf("a pool per queue with a frame per buffer, and AF_PACKET\n");
 	printf("NIC %s (nvxsim, peer %s), veth %s and %s, pool memory on node %u\n",
 	       b->nic, b->peer, b->veth[0], b->veth[1], b->node);
 
-	printf("\n(a) buffer memory that takes a burst of %u frames of %u B on one flow (so one queue) without a drop\n",
+	printf("\n(a) buffer memory that takes a burst of %u frames of %u B ",
 	       NVX_SB_BURST, NVX_SB_SMALL);
-	printf("    shared: one pool, %u KiB buffers, %u B strides; per queue: a pool per queue, a frame per %u B buffer\n",
-	       NVX_SRQ_DEF_BUF_SIZE / 1024, NVX_SRQ_DEF_STRIDE,
+	printf("on one flow (so one queue) without a drop\n");
+	printf("    shared: one pool, %u KiB buffers, %u B strides; ",
+	       NVX_SRQ_DEF_BUF_SIZE / 1024, NVX_SRQ_DEF_STRIDE);
+	printf("per queue: a pool per queue, a frame per %u B buffer\n",
 	       NVX_SB_BASE_BUF);
 	printf("%6s %12s %14s %12s %14s %10s\n", "queues", "shared bufs",
 	       "shared memory", "per-q bufs", "per-q memory", "per-q/shr");
@@ -2972,12 +2989,17 @@ static void nvx_sb_print_text(const struct nvx_sb *b)
 		       n2, h2, nvx_sb_fmt_ratio(r, sizeof(r),
 						nvx_sb_burst_ratio(row)));
 	}
-	if (missing)
-		printf("n/a: even the largest set tried dropped frames (shared: %u buffers, a buffer per frame; per queue: %u buffers in all, NVX_SRQ_MAX_BUFS)\n",
-		       NVX_SB_BURST, NVX_SRQ_MAX_BUFS);
+	if (missing) {
+		printf("n/a: even the largest set tried dropped frames ");
+		printf("(shared: %u buffers, a buffer per frame; ",
+		       NVX_SB_BURST);
+		printf("per queue: %u buffers in all, NVX_SRQ_MAX_BUFS)\n",
+		       NVX_SRQ_MAX_BUFS);
+	}
 
-	printf("\n(b) buffer memory a frame consumes: %u frames of one flow, strides consumed (fillers included) x stride size / frames\n",
+	printf("\n(b) buffer memory a frame consumes: %u frames of one flow, ",
 	       NVX_SB_FRAMES);
+	printf("strides consumed (fillers included) x stride size / frames\n");
 	printf("%8s %16s %16s %10s\n", "frame", "shared, strided",
 	       "a frame per buf", "ratio");
 	for (i = 0; i < NVX_SB_NR_LENS; i++) {
@@ -2991,9 +3013,11 @@ static void nvx_sb_print_text(const struct nvx_sb *b)
 						     row->per_frame[NVX_SB_SHARED])));
 	}
 
-	printf("\n(c) %u B frames into one instance for %.1f s per method: a sending thread (sendmmsg, %u frames a call, %u flows) and a receiving thread; %s of buffers for each\n",
-	       NVX_SB_SMALL, (double)b->duration_ns / NVX_NSEC_PER_SEC,
-	       NVX_SEND_BATCH, NVX_SB_RATE_FLOWS,
+	printf("\n(c) %u B frames into one instance for %.1f s per method: ",
+	       NVX_SB_SMALL, (double)b->duration_ns / NVX_NSEC_PER_SEC);
+	printf("a sending thread (sendmmsg, %u frames a call, %u flows) ",
+	       NVX_SEND_BATCH, NVX_SB_RATE_FLOWS);
+	printf("and a receiving thread; %s of buffers for each\n",
 	       nvx_fmt_bytes(h1, sizeof(h1),
 			     (uint64_t)NVX_SB_RATE_BUFS * NVX_SRQ_DEF_BUF_SIZE));
 	if (b->same_cpu)
@@ -3025,8 +3049,8 @@ static void nvx_sb_print_text(const struct nvx_sb *b)
 	       NVX_SB_HEADLINE_Q,
 	       nvx_sb_fmt_ratio(r, sizeof(r), nvx_sb_headline(b)),
 	       NVX_SB_GOAL);
-	printf("%s\n",
-	       "note: frame rates are from this machine; under QEMU TCG they are not hardware numbers: compare the ratios");
+	printf("note: frame rates are from this machine; ");
+	printf("under QEMU TCG they are not hardware numbers: compare the ratios\n");
 }
 
 static int cmd_bench_srq(struct nvx_ctx *ctx, int argc, char **argv)

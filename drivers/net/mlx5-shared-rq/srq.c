@@ -333,6 +333,7 @@ void nvx_srq_complete(struct nvx_srq *srq, u32 queue, u32 buf, u32 stride,
 	cqe->flags = flags;
 	cqe->pad = 0;
 	q->prod++;
+	/* pairs with the instance's acquire of prod: entry before index */
 	smp_store_release(&q->hdr->prod, q->prod);
 	spin_unlock(&srq->lock);
 }
@@ -396,6 +397,7 @@ static void nvx_srq_take(struct nvx_srq *srq, struct nvx_srq_relring *r,
 	u64 ok = 0, bad = 0;
 	u16 *row;
 
+	/* pairs with the instance's release of prod: index before entries */
 	prod = smp_load_acquire(&r->hdr->prod);
 	n = prod - r->cons;
 	if (!n)
@@ -421,6 +423,7 @@ static void nvx_srq_take(struct nvx_srq *srq, struct nvx_srq_relring *r,
 		ok++;
 	}
 	r->cons = prod;
+	/* the entries are read before the instance may reuse their slots */
 	smp_store_release(&r->hdr->cons, prod);
 	atomic64_add(ok + bad, &srq->released);
 	atomic64_add(bad, &srq->release_garbage);

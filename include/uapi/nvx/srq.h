@@ -52,12 +52,12 @@
 #define NVX_SRQ_MAX_ENTRIES	65536		/* per ring */
 
 /* struct nvx_srq_params.flags */
-#define NVX_SRQ_PER_QUEUE	(1U << 0)	/* a buffer pool per queue */
-#define NVX_SRQ_POISON		(1U << 1)	/* fill returned buffers with 0x6b */
+#define NVX_SRQ_PER_QUEUE	0x1U	/* a buffer pool per queue */
+#define NVX_SRQ_POISON		0x2U	/* fill returned buffers with 0x6b */
 #define NVX_SRQ_FLAGS		(NVX_SRQ_PER_QUEUE | NVX_SRQ_POISON)
 
 /* struct nvx_srq_create.flags */
-#define NVX_SRQ_CLOEXEC		(1U << 0)	/* O_CLOEXEC on the new fd */
+#define NVX_SRQ_CLOEXEC		0x1U	/* O_CLOEXEC on the new fd */
 #define NVX_SRQ_CREATE_FLAGS	NVX_SRQ_CLOEXEC
 
 /**
@@ -84,6 +84,7 @@
  * @low_water: refill when the strides posted to the NIC (per pool: the
  *	set's, or each queue's with PER_QUEUE) fall below this; 0 means a
  *	quarter of the pool's strides. At most the pool's strides.
+ * @pad: must be 0.
  *
  * Every field is written back with the value in use.
  */
@@ -177,8 +178,8 @@ struct nvx_srq_ring {
 };
 
 /* struct nvx_srq_cqe.flags */
-#define NVX_SRQ_CQE_FILLER	(1U << 0)	/* strides left unused at a buffer's end */
-#define NVX_SRQ_CQE_TRUNCATED	(1U << 1)	/* frame longer than a buffer, cut */
+#define NVX_SRQ_CQE_FILLER	0x1U	/* strides left unused at a buffer's end */
+#define NVX_SRQ_CQE_TRUNCATED	0x2U	/* frame longer than a buffer, cut */
 
 /**
  * struct nvx_srq_cqe - one completion
