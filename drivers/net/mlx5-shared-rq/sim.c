@@ -26,6 +26,7 @@
 
 #include <linux/etherdevice.h>
 #include <linux/ethtool.h>
+#include <linux/log2.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
@@ -36,12 +37,14 @@
 
 /**
  * struct nvxsim_fifo - buffers posted to one pool, in order
- * @ring: bufs_per_pool entries.
- * @head: next to take.
- * @tail: next free slot.
+ * @ring: @mask + 1 entries, a power of two that holds bufs_per_pool.
+ * @mask: index mask.
+ * @head: next to take (free-running).
+ * @tail: next free slot (free-running).
  */
 struct nvxsim_fifo {
 	u32 *ring;
+	u32 mask;
 	u32 head;
 	u32 tail;
 };
@@ -155,7 +158,7 @@ static void nvxsim_hw_rx(struct nvxsim_hw *hw, struct net_device *nic,
 			nvx_srq_drop(srq, q, NVX_SRQ_DROP_NO_BUF, len);
 			goto out;
 		}
-		rxq->buf = fifo->ring[fifo->head++ % s->bufs_per_pool];
+		rxq->buf = fifo->ring[fifo->head++ & fifo->mask];
 		rxq->next = 0;
 		rxq->active = true;
 	}
@@ -316,7 +319,8 @@ static const struct ethtool_ops nvxsim_ethtool_ops = {
 static void nvxsim_common_setup(struct net_device *dev)
 {
 	ether_setup(dev);
-	dev->priv_flags |= IFF_NO_QUEUE;
+	/* netpoll would call ndo_start_xmit with IRQs off: not here */
+	dev->priv_flags |= IFF_NO_QUEUE | IFF_DISABLE_NETPOLL;
 	dev->priv_flags &= ~IFF_TX_SKB_SHARING;
 	dev->lltx = true;
 	dev->needs_free_netdev = true;
@@ -428,10 +432,13 @@ static int nvxsim_attach(struct nvx_srq *srq, struct net_device *dev)
 	if (!hw->posted || !hw->rxq)
 		goto nomem;
 	for (i = 0; i < s->nr_pools; i++) {
-		hw->posted[i].ring = kvcalloc(s->bufs_per_pool, sizeof(u32),
+		u32 size = roundup_pow_of_two(s->bufs_per_pool);
+
+		hw->posted[i].ring = kvcalloc(size, sizeof(u32),
 					      GFP_KERNEL_ACCOUNT);
 		if (!hw->posted[i].ring)
 			goto nomem;
+		hw->posted[i].mask = size - 1;
 	}
 	nvx_srq_set_backend_data(srq, hw);
 	rcu_assign_pointer(sim->hw, hw);
@@ -468,7 +475,7 @@ static void nvxsim_post(struct nvx_srq *srq, u32 pool, const u32 *bufs,
 	if (WARN_ON_ONCE(fifo->tail - fifo->head + n > cap))
 		n = cap - (fifo->tail - fifo->head);
 	for (i = 0; i < n; i++)
-		fifo->ring[fifo->tail++ % cap] = bufs[i];
+		fifo->ring[fifo->tail++ & fifo->mask] = bufs[i];
 	spin_unlock_bh(&hw->lock);
 }
 

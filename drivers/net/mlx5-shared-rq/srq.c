@@ -117,13 +117,11 @@ struct nvx_srq_queue {
 
 /**
  * struct nvx_srq_relring - one release ring
- * @lock: one taker at a time.
  * @hdr: its header in the ring area.
  * @ents: its entries.
- * @cons: the kernel's consumer index.
+ * @cons: the kernel's consumer index (under the set's refill_lock).
  */
 struct nvx_srq_relring {
-	spinlock_t lock;	/* @cons, taking entries */
 	struct nvx_srq_ring *hdr;
 	struct nvx_srq_rel *ents;
 	u32 cons;
@@ -144,7 +142,7 @@ struct nvx_srq_relring {
  * @queues: per queue.
  * @rel: release rings.
  * @sw: software release counts, a row of nr_bufs per possible CPU.
- * @refill_lock: one refill at a time.
+ * @refill_lock: one refill, or one taker of release entries, at a time.
  * @refill_bufs: scratch for the refill, bufs_per_pool entries.
  * @next_refill: jiffies before which the receive path does not refill.
  * @rss: the RSS indirection table.
@@ -385,28 +383,37 @@ static bool nvx_srq_rel_valid(struct nvx_srq *srq, const struct nvx_srq_rel *e)
 	       READ_ONCE(b->hw_used);
 }
 
+/* Release entries taken per ring and call, to bound the time BH is off. */
+#define NVX_SRQ_TAKE_BATCH	1024
+/* Held buffers a refill looks at, and bytes it may poison, per pool. */
+#define NVX_SRQ_REFILL_SCAN	256
+#define NVX_SRQ_POISON_BUDGET	(4U << 20)
+
 /*
- * Take a release ring's new entries into this CPU's row of counts.
- * Called with the ring's lock held and BH off, so that nothing else on
- * this CPU writes the row meanwhile.
+ * Take up to NVX_SRQ_TAKE_BATCH of a release ring's new entries into this
+ * CPU's row of counts. Called with refill_lock held (BH off): takers and
+ * the refill's resets never overlap, and nothing else on this CPU writes
+ * the row meanwhile. Returns true when entries are left.
  */
-static void nvx_srq_take(struct nvx_srq *srq, struct nvx_srq_relring *r,
+static bool nvx_srq_take(struct nvx_srq *srq, struct nvx_srq_relring *r,
 			 u64 *released, u64 *garbage)
 {
 	u32 mask = srq->p.rel_entries - 1, prod, n, i;
 	u64 ok = 0, bad = 0;
 	u16 *row;
 
+	lockdep_assert_held(&srq->refill_lock);
 	/* pairs with the instance's release of prod: index before entries */
 	prod = smp_load_acquire(&r->hdr->prod);
 	n = prod - r->cons;
 	if (!n)
-		return;
+		return false;
 	if (n > srq->p.rel_entries) {
 		atomic64_inc(&srq->release_garbage);
 		(*garbage)++;
-		return;
+		return false;
 	}
+	n = min_t(u32, n, NVX_SRQ_TAKE_BATCH);
 	row = srq->sw + (size_t)smp_processor_id() * srq->p.nr_bufs;
 	for (i = 0; i < n; i++) {
 		struct nvx_srq_rel *slot = &r->ents[(r->cons + i) & mask];
@@ -422,33 +429,14 @@ static void nvx_srq_take(struct nvx_srq *srq, struct nvx_srq_relring *r,
 		WRITE_ONCE(row[e.buf], row[e.buf] + e.strides);
 		ok++;
 	}
-	r->cons = prod;
+	r->cons += n;
 	/* the entries are read before the instance may reuse their slots */
-	smp_store_release(&r->hdr->cons, prod);
+	smp_store_release(&r->hdr->cons, r->cons);
 	atomic64_add(ok + bad, &srq->released);
 	atomic64_add(bad, &srq->release_garbage);
 	*released += ok + bad;
 	*garbage += bad;
-}
-
-/* Take every release ring's entries; with @try, skip rings in use. */
-static void nvx_srq_take_all(struct nvx_srq *srq, bool try, u64 *released,
-			     u64 *garbage)
-{
-	u32 i;
-
-	for (i = 0; i < srq->p.nr_rel_rings; i++) {
-		struct nvx_srq_relring *r = &srq->rel[i];
-
-		if (try) {
-			if (!spin_trylock_bh(&r->lock))
-				continue;
-		} else {
-			spin_lock_bh(&r->lock);
-		}
-		nvx_srq_take(srq, r, released, garbage);
-		spin_unlock_bh(&r->lock);
-	}
+	return r->cons != prod;
 }
 
 /* ------------------------------------------------------------- refill --- */
@@ -460,20 +448,30 @@ static void nvx_srq_post(struct nvx_srq *srq, u32 pool, const u32 *bufs,
 static void nvx_srq_refill_pool(struct nvx_srq *srq, u32 p)
 {
 	struct nvx_srq_pool *pool = &srq->pools[p];
-	u32 spb = srq->shape.strides_per_buf, n = 0, i;
-	struct nvx_srq_buf *b, *tmp;
+	u32 spb = srq->shape.strides_per_buf, n = 0, i, scan, max;
+	struct nvx_srq_buf *b;
 	unsigned int cpu;
+
+	max = srq->shape.bufs_per_pool;
+	if (srq->p.flags & NVX_SRQ_POISON)
+		max = clamp(NVX_SRQ_POISON_BUDGET / srq->p.buf_size, 1U, max);
 
 	spin_lock_bh(&srq->lock);
 	if (pool->posted_strides >= srq->p.low_water) {
 		spin_unlock_bh(&srq->lock);
 		return;
 	}
-	list_for_each_entry_safe(b, tmp, &pool->held, node) {
-		u32 idx = b - srq->bufs;
+	/* oldest first; one still in use goes to the back of the list */
+	scan = min(pool->nr_held, NVX_SRQ_REFILL_SCAN);
+	while (scan-- && n < max) {
+		u32 idx;
 
-		if (nvx_srq_released(srq, idx) < spb)
+		b = list_first_entry(&pool->held, struct nvx_srq_buf, node);
+		idx = b - srq->bufs;
+		if (nvx_srq_released(srq, idx) < spb) {
+			list_move_tail(&b->node, &pool->held);
 			continue;
+		}
 		list_del(&b->node);
 		for_each_possible_cpu(cpu)
 			WRITE_ONCE(srq->sw[(size_t)cpu * srq->p.nr_bufs + idx],
@@ -501,14 +499,16 @@ static void nvx_srq_refill_pool(struct nvx_srq *srq, u32 p)
 		nvx_srq_post(srq, p, srq->refill_bufs, n);
 }
 
-static void nvx_srq_refill(struct nvx_srq *srq, bool try, u64 *released,
-			   u64 *garbage)
+/* The receive path's refill: one batch per ring, skipped when busy. */
+static void nvx_srq_refill(struct nvx_srq *srq)
 {
+	u64 released = 0, garbage = 0;
 	u32 p;
 
 	if (!spin_trylock_bh(&srq->refill_lock))
 		return;
-	nvx_srq_take_all(srq, try, released, garbage);
+	for (p = 0; p < srq->p.nr_rel_rings; p++)
+		nvx_srq_take(srq, &srq->rel[p], &released, &garbage);
 	for (p = 0; p < srq->shape.nr_pools; p++)
 		nvx_srq_refill_pool(srq, p);
 	spin_unlock_bh(&srq->refill_lock);
@@ -527,14 +527,13 @@ void nvx_srq_rx_done(struct nvx_srq *srq, u32 queue)
 {
 	struct nvx_srq_pool *pool = nvx_srq_queue_pool(srq, queue);
 	unsigned long next = READ_ONCE(srq->next_refill);
-	u64 released = 0, garbage = 0;
 
 	if (READ_ONCE(pool->posted_strides) >= srq->p.low_water ||
 	    time_before(jiffies, next))
 		return;
 	if (cmpxchg(&srq->next_refill, next, jiffies + 1) != next)
 		return;
-	nvx_srq_refill(srq, true, &released, &garbage);
+	nvx_srq_refill(srq);
 }
 
 /* ----------------------------------------------------------- the NIC --- */
@@ -590,7 +589,11 @@ static const struct nvx_srq_backend *nvx_srq_backend_of(struct net_device *dev)
 
 static void nvx_srq_free(struct nvx_srq *srq)
 {
-	if (rcu_access_pointer(srq->dev)) {
+	/*
+	 * Under RTNL even when the NIC already cleared @dev: its detach
+	 * (from its unregister) may still be running, and holds RTNL.
+	 */
+	if (srq->backend) {
 		rtnl_lock();
 		nvx_srq_detach(srq);
 		rtnl_unlock();
@@ -798,7 +801,19 @@ static int nvx_srq_ioc_release(struct file *file, void *argp,
 		return -EINVAL;
 	r->released = 0;
 	r->garbage = 0;
-	nvx_srq_take_all(srq, false, &r->released, &r->garbage);
+	for (p = 0; p < srq->p.nr_rel_rings; p++) {
+		unsigned int batches = srq->p.rel_entries / NVX_SRQ_TAKE_BATCH;
+		bool more;
+
+		/* at most one ring's worth each, in batches */
+		do {
+			spin_lock_bh(&srq->refill_lock);
+			more = nvx_srq_take(srq, &srq->rel[p], &r->released,
+					    &r->garbage);
+			spin_unlock_bh(&srq->refill_lock);
+			cond_resched();
+		} while (more && batches--);
+	}
 	/* the caller asked: no rate limit, but one refill at a time */
 	spin_lock_bh(&srq->refill_lock);
 	for (p = 0; p < srq->shape.nr_pools; p++)
@@ -1006,7 +1021,6 @@ static int nvx_srq_alloc(struct nvx_srq *srq)
 	for (i = 0; i < p->nr_rel_rings; i++) {
 		struct nvx_srq_relring *r = &srq->rel[i];
 
-		spin_lock_init(&r->lock);
 		r->hdr = srq->ring_area + l->rel_offset + i * l->rel_bytes;
 		r->ents = (void *)r->hdr + NVX_SRQ_RING_HDR;
 	}

@@ -131,7 +131,8 @@ struct nvx_srq_layout {
  *	set keeps its own reference to it.
  * @fd: out: the set's file descriptor.
  * @grant_offset: in: byte offset of buffer 0 in the grant, a multiple
- *	of @params.buf_size; the buffers must fit in the grant (-ENOSPC).
+ *	of @params.buf_size and of the page size (-EINVAL); the buffers
+ *	must fit in the grant (-ENOSPC).
  * @params: in/out: the shape, defaults filled in.
  * @layout: out: the mmap() layout.
  *
@@ -226,9 +227,11 @@ struct nvx_srq_rel {
  * @released: out: release entries taken from the rings by this call.
  * @garbage: out: of these, entries ignored as garbage.
  *
- * Takes every release ring's new entries now and refills the NIC when
- * posted strides are below the low-water mark, without the rate limit
- * of the refill on the receive path.
+ * Takes every release ring's new entries now (at most one ring's worth
+ * per ring) and refills the NIC when posted strides are below the
+ * low-water mark, without the rate limit of the refill on the receive
+ * path. A refill looks at up to 256 held buffers per pool, oldest
+ * first, and with NVX_SRQ_POISON returns at most 4 MiB of buffers.
  */
 struct nvx_srq_release {
 	__u32 flags;
@@ -302,7 +305,8 @@ struct nvx_srq_stats {
  *
  * The frame leaves through the NIC's wire: the peer netdev receives it.
  * Errors: -EINVAL, -EMSGSIZE, -EFAULT, -ENXIO (the NIC is gone),
- * -ENOMEM.
+ * -ENOMEM, -ENETDOWN (the peer is down), -ENOBUFS (the peer's stack
+ * refused the frame).
  */
 struct nvx_srq_tx {
 	__u32 flags;
