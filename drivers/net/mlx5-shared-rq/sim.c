@@ -286,9 +286,10 @@ static int nvxsim_get_sset_count(struct net_device *dev, int sset)
 {
 	struct nvx_srq *srq = nvxsim_srq(dev);
 
-	if (sset != ETH_SS_STATS)
+	/* no set, no statistics (ethtool wants a count above 0) */
+	if (sset != ETH_SS_STATS || !srq)
 		return -EOPNOTSUPP;
-	return srq ? nvx_srq_ethtool_count(srq) : 0;
+	return nvx_srq_ethtool_count(srq);
 }
 
 static void nvxsim_get_strings(struct net_device *dev, u32 sset, u8 *data)

@@ -16,8 +16,11 @@
  * life cycle (a buffer is reused only after its last stride is
  * released; refill at the low-water mark), garbage in the release rings,
  * the set's lifetime (close, exit, NIC removal), TX, the per-queue
- * baseline, every bad parameter, and a multi-threaded stress run. On the
- * way out the fixture checks that every grant went back to the pool.
+ * baseline, every bad parameter, and a multi-threaded stress run; then
+ * the lifetime again under traffic (close, NIC removal and exit racing
+ * frames), the tracepoints and the ethtool statistics. On the way out
+ * the fixture stops any sender threads, disables any events it enabled
+ * and checks that every grant went back to the pool.
  *
  * The whole group skips when /dev/nvx does not offer NVX_FEAT_SRQ.
  */
@@ -26,16 +29,20 @@
 #endif
 #include <arpa/inet.h>
 #include <grp.h>
+#include <linux/ethtool.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -210,18 +217,23 @@ static void nic_destroy(struct nic *n)
 }
 
 /*
- * Create the pair NAME/NAMEp, bring both up and open the sending socket:
- * 0, or a negative step number (everything undone).
+ * Create the pair NAME/NAMEp, NAME being @prefix and the pid, bring both
+ * up and open the sending socket: 0, or a negative step number
+ * (everything undone). @leftover: first delete a NAME left by an earlier
+ * run that died with this pid.
  */
-static int nic_create(struct nic *n)
+static int nic_create_as(struct nic *n, const char *prefix, bool leftover)
 {
 	int one = 1;
 
 	n->tx = -1;
-	snprintf(n->name, sizeof(n->name), "nvs%u", (unsigned int)getpid());
-	snprintf(n->peer, sizeof(n->peer), "%sp", n->name);
-	/* a leftover of an earlier run that died with this pid */
-	sh("ip link del %s 2>/dev/null", n->name);
+	n->alive = false;
+	snprintf(n->name, sizeof(n->name), "%s%u", prefix,
+		 (unsigned int)getpid());
+	/* NAME has at most 14 characters, as nvxsim wants */
+	snprintf(n->peer, sizeof(n->peer), "%.14sp", n->name);
+	if (leftover)
+		sh("ip link del %s 2>/dev/null", n->name);
 	if (sh("ip link add %s type nvxsim", n->name))
 		return -1;
 	n->alive = true;
@@ -243,6 +255,11 @@ static int nic_create(struct nic *n)
 fail:
 	nic_destroy(n);
 	return -2;
+}
+
+static int nic_create(struct nic *n)
+{
+	return nic_create_as(n, "nvs", true);
 }
 
 static void put16(unsigned char *p, uint16_t v)
@@ -708,6 +725,211 @@ static int unused_ifindex(void)
 	return 0x7ffffff0;
 }
 
+/* NVX_IOC_SRQ_QUERY of the set on @ifindex, all queues: 0 or -errno. */
+static int srq_query(int dev, int ifindex, struct nvx_srq_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->queue = NVX_SRQ_ALL_QUEUES;
+	st->ifindex = ifindex;
+	return nvx_ioctl(dev, NVX_IOC_SRQ_QUERY, st);
+}
+
+/*
+ * Close an open, mapped set: the fd first when @fd_first (the last
+ * munmap() then drops the last reference), else the mappings first
+ * (close() drops it). 0, or the first -errno.
+ */
+static int srq_shut(struct srq *s, bool fd_first)
+{
+	int ret = 0;
+
+	if (fd_first && close(s->fd))
+		ret = -errno;
+	if (munmap(s->ring, s->c.layout.ring_bytes) && !ret)
+		ret = -errno;
+	if (munmap((void *)s->bufs, s->c.layout.buf_bytes) && !ret)
+		ret = -errno;
+	if (!fd_first && close(s->fd) && !ret)
+		ret = -errno;
+	s->fd = -1;
+	s->ring = MAP_FAILED;
+	s->bufs = MAP_FAILED;
+	return ret;
+}
+
+/* Wait up to @ms for a completion in any queue of @s. */
+static bool cq_wait_any(const struct srq *s, unsigned int ms)
+{
+	uint64_t end = now_ms() + ms;
+	uint32_t q;
+
+	for (;;) {
+		for (q = 0; q < s->c.params.nr_queues; q++)
+			if (cq_pending(s, q))
+				return true;
+		if (now_ms() >= end)
+			return false;
+		usleep(200);
+	}
+}
+
+/* --- helpers: background traffic ------------------------------------ */
+
+#define BLAST_THREADS	2
+#define BLAST_FLOWS	64		/* per sender */
+#define BLAST_SPORT	3000
+#define BLAST_LEN	64
+
+/* A thread that sends BLAST_LEN-byte frames into the NIC until told. */
+struct blaster {
+	const struct nic *n;
+	const int *stop;
+	int id;
+	bool running;
+	pthread_t th;
+	uint64_t sent;
+	uint64_t refused;		/* ENOBUFS or EAGAIN: tried again */
+	int err;
+};
+
+/* The senders of a test; the fixture stops them on the way out. */
+struct blast {
+	int stop;
+	struct blaster t[BLAST_THREADS];
+};
+
+static void *blaster_thread(void *arg)
+{
+	struct blaster *b = arg;
+	unsigned char f[BLAST_LEN];
+	uint32_t seq = 0;
+	int ret;
+
+	while (!__atomic_load_n(b->stop, __ATOMIC_RELAXED)) {
+		build_frame(b->n, f, sizeof(f), BLAST_SPORT +
+			    b->id * BLAST_FLOWS + seq % BLAST_FLOWS, seq);
+		ret = send_raw(b->n, f, sizeof(f));
+		if (ret == -ENOBUFS || ret == -EAGAIN) {
+			b->refused++;
+			sched_yield();
+			continue;
+		}
+		if (ret) {
+			b->err = ret;
+			break;
+		}
+		b->sent++;
+		seq++;
+	}
+	return NULL;
+}
+
+/* Stop and join the senders that run; harmless when none does. */
+static void blast_stop(struct blast *b)
+{
+	int i;
+
+	__atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < BLAST_THREADS; i++) {
+		if (b->t[i].running)
+			pthread_join(b->t[i].th, NULL);
+		b->t[i].running = false;
+	}
+}
+
+/* Start BLAST_THREADS senders into @n: 0, or -errno with none running. */
+static int blast_start(struct blast *b, const struct nic *n)
+{
+	int i, ret;
+
+	memset(b, 0, sizeof(*b));
+	for (i = 0; i < BLAST_THREADS; i++) {
+		b->t[i].n = n;
+		b->t[i].stop = &b->stop;
+		b->t[i].id = i;
+		ret = pthread_create(&b->t[i].th, NULL, blaster_thread,
+				     &b->t[i]);
+		if (ret) {
+			blast_stop(b);
+			return -ret;
+		}
+		b->t[i].running = true;
+	}
+	return 0;
+}
+
+/* Frames the (stopped) senders sent; the first error of one in @err. */
+static uint64_t blast_sent(const struct blast *b, uint64_t *refused,
+			   int *err)
+{
+	uint64_t sent = 0;
+	int i;
+
+	*refused = 0;
+	*err = 0;
+	for (i = 0; i < BLAST_THREADS; i++) {
+		sent += b->t[i].sent;
+		*refused += b->t[i].refused;
+		if (!*err)
+			*err = b->t[i].err;
+	}
+	return sent;
+}
+
+/* --- helpers: tracepoints ------------------------------------------- */
+
+static const char *const srq_events[] = {
+	"nvx_srq_filler", "nvx_srq_drop", "nvx_srq_refill",
+	"nvx_srq_buf_return",
+};
+
+static int write_str(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	int n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/* The tracefs directory (with its '/') that has the SRQ events, or NULL. */
+static const char *srq_tracefs(void)
+{
+	static const char *const dirs[] = {
+		"/sys/kernel/tracing/", "/sys/kernel/debug/tracing/",
+	};
+	char path[128];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
+		snprintf(path, sizeof(path),
+			 "%sevents/nvx/nvx_srq_filler/enable", dirs[i]);
+		if (!access(path, W_OK))
+			return dirs[i];
+	}
+	return NULL;
+}
+
+/* Write @val to every SRQ event's enable file: 0, or the first -errno. */
+static int srq_trace_enable(const char *dir, const char *val)
+{
+	char path[128];
+	unsigned int i;
+	int ret, first = 0;
+
+	for (i = 0; i < ARRAY_SIZE(srq_events); i++) {
+		snprintf(path, sizeof(path), "%sevents/nvx/%s/enable", dir,
+			 srq_events[i]);
+		ret = write_str(path, val);
+		if (ret && !first)
+			first = ret;
+	}
+	return first;
+}
+
 /* --- the fixture ---------------------------------------------------- */
 
 FIXTURE(srq) {
@@ -715,7 +937,10 @@ FIXTURE(srq) {
 	struct nvx_pool_stats start;
 	uint64_t grown;
 	struct nic nic;
+	struct nic nic2;	/* a second NIC, for tests that delete it */
 	struct srq s, s2;
+	struct blast blast;	/* sender threads, stopped on the way out */
+	const char *tracefs;	/* SRQ events enabled here: disabled then */
 };
 
 FIXTURE_SETUP(srq)
@@ -726,6 +951,10 @@ FIXTURE_SETUP(srq)
 	srq_init(&self->s);
 	srq_init(&self->s2);
 	self->nic.tx = -1;
+	self->nic2.tx = -1;
+	self->nic2.alive = false;
+	memset(&self->blast, 0, sizeof(self->blast));
+	self->tracefs = NULL;
 	/* nvx kernels have /dev/nvx: no device is a failure, not a skip */
 	self->fd = nvx_open();
 	ASSERT_LE(0, self->fd) TH_LOG("open " NVX_DEV ": %s",
@@ -754,13 +983,20 @@ FIXTURE_SETUP(srq)
 	ASSERT_EQ(POOL_CHUNKS * CHUNK, self->grown);
 }
 
-/* Every set gone, the NIC gone, every grant back in the pool. */
+/*
+ * No sender left, no event left enabled; every set gone, the NICs gone,
+ * every grant back in the pool.
+ */
 FIXTURE_TEARDOWN(srq)
 {
 	struct nvx_pool_stats s;
 
+	blast_stop(&self->blast);
+	if (self->tracefs)
+		srq_trace_enable(self->tracefs, "0");
 	srq_close(&self->s);
 	srq_close(&self->s2);
+	nic_destroy(&self->nic2);
 	nic_destroy(&self->nic);
 	if (self->fd < 0)
 		return;
@@ -2745,6 +2981,837 @@ TEST_F_TIMEOUT(srq, stress, 600)
 	EXPECT_EQ(64u, st.bufs_posted + st.bufs_filling + st.bufs_held);
 	EXPECT_LT(0u, cq_prod(s, 0));
 	EXPECT_LT(0u, cq_prod(s, 1));
+}
+
+/* --- lifetime under traffic ----------------------------------------- */
+
+#define RACE_ITERS	200
+#define RACE_BUDGET_MS	25000		/* fewer sets on a very slow machine */
+#define RACE_MIN_ITERS	20
+
+/*
+ * Pop every completion of @s (at most a ring's worth per queue: frames
+ * keep coming) and give each frame back on its queue's release ring.
+ * Returns the entries pushed, or -errno; @bad counts frames not whole.
+ */
+static int64_t release_popped(const struct nic *n, const struct srq *s,
+			      uint64_t *bad)
+{
+	const struct nvx_srq_params *p = &s->c.params;
+	struct nvx_srq_cqe e;
+	struct tag tag;
+	int64_t pushed = 0;
+	uint32_t q, k;
+	int ret;
+
+	for (q = 0; q < p->nr_queues; q++) {
+		for (k = 0; k < p->cq_entries && cq_pop(s, q, &e); k++) {
+			if (e.flags & NVX_SRQ_CQE_FILLER)
+				continue;
+			if (!cqe_frame_ok(n, s, &e, &tag))
+				(*bad)++;
+			ret = rel_give(s, q % p->nr_rel_rings, e.buf,
+				       e.strides);
+			if (ret)
+				return ret;
+			pushed++;
+		}
+	}
+	return pushed;
+}
+
+/* NVX_SRQ_IOC_TX of a small frame to the peer: 0 or -errno. */
+static int tx_small(const struct nic *n, const struct srq *s)
+{
+	unsigned char f[60] = { 0 };
+	struct nvx_srq_tx tx = { .len = sizeof(f), .addr = (uintptr_t)f };
+
+	memcpy(f, n->peer_mac, ETH_ALEN);
+	memcpy(f + ETH_ALEN, n->mac, ETH_ALEN);
+	put16(f + 12, ETH_P_LOCAL);
+	return nvx_ioctl(s->fd, NVX_SRQ_IOC_TX, &tx);
+}
+
+/*
+ * Two threads blast 64-byte frames of 128 flows into the NIC for the
+ * whole test, while a small set (8 buffers, 2 queues) is created,
+ * mapped, used a little (in turn nothing, RELEASE of what landed, STATS,
+ * TX) and closed, 200 times (fewer if that takes longer than 25 s).
+ * The last reference goes in close() or, in every other group of four
+ * sets, in the last munmap(); either detaches the set before the call
+ * returns, so every create succeeds at once: no -EBUSY, no retry (a
+ * retry would hide a detach left for later). Frames that land
+ * are whole, releases are never garbage, and at the end no set is left
+ * on the NIC (the fixture then checks the pool).
+ */
+SRQ_TEST(racing_close)
+{
+	struct nvx_srq_params p = {
+		.nr_queues = 2, .nr_bufs = 8, .cq_entries = 256,
+		.rel_entries = 256,
+	};
+	struct nvx_srq_release rel;
+	struct nvx_srq_stats st;
+	struct srq *s = &self->s;
+	uint64_t end, sent, refused, bad = 0, released = 0;
+	unsigned int landed = 0, tx_ok = 0, tx_refused = 0;
+	int64_t pushed;
+	int i, ret, err;
+
+	ASSERT_EQ(0, blast_start(&self->blast, &self->nic));
+	end = now_ms() + RACE_BUDGET_MS;
+	for (i = 0; i < RACE_ITERS && now_ms() < end; i++) {
+		ret = srq_open(self->fd, s, self->nic.ifindex, &p, 0);
+		ASSERT_EQ(0, ret) TH_LOG("create %d: %s", i, strerror(-ret));
+		if (cq_wait_any(s, 10))
+			landed++;
+		switch (i % 4) {
+		case 1:
+			pushed = release_popped(&self->nic, s, &bad);
+			ASSERT_LE(0, pushed) TH_LOG("set %d: releasing: %s", i,
+						    strerror(-pushed));
+			ASSERT_EQ(0, srq_release(s, &rel));
+			EXPECT_EQ(0u, rel.garbage);
+			ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
+			/* taken by this RELEASE or by a refill before it */
+			EXPECT_EQ((uint64_t)pushed, st.released);
+			EXPECT_EQ(0u, st.release_garbage);
+			released += pushed;
+			break;
+		case 2:
+			ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
+			EXPECT_EQ(2u, st.nr_queues);
+			EXPECT_EQ((uint32_t)self->nic.ifindex, st.ifindex);
+			EXPECT_EQ(8u, st.bufs_posted + st.bufs_filling +
+				  st.bufs_held);
+			EXPECT_EQ(0u, st.release_garbage);
+			break;
+		case 3:
+			/* this CPU's backlog may be full of frames: ENOBUFS */
+			ret = tx_small(&self->nic, s);
+			if (ret == -ENOBUFS)
+				tx_refused++;
+			else if (!ret)
+				tx_ok++;
+			EXPECT_TRUE(!ret || ret == -ENOBUFS)
+				TH_LOG("set %d: TX: %s", i, strerror(-ret));
+			break;
+		}
+		ret = srq_shut(s, (i / 4) % 2);
+		ASSERT_EQ(0, ret) TH_LOG("set %d: close: %s", i,
+					 strerror(-ret));
+	}
+	blast_stop(&self->blast);
+	sent = blast_sent(&self->blast, &refused, &err);
+	TH_LOG("%d sets, %u with frames; %llu frames sent (%llu refused), %llu released",
+	       i, landed, (unsigned long long)sent,
+	       (unsigned long long)refused, (unsigned long long)released);
+	TH_LOG("TX: %u sent, %u refused", tx_ok, tx_refused);
+	EXPECT_EQ(0, err) TH_LOG("sender: %s", strerror(-err));
+	EXPECT_LE(RACE_MIN_ITERS, i);
+	EXPECT_LT(0u, sent);
+	EXPECT_LT(0u, landed);
+	EXPECT_EQ(0u, bad);
+	EXPECT_EQ(-ENOENT, srq_query(self->fd, self->nic.ifindex, &st));
+}
+
+#define DEL_ROUNDS	6
+
+/* When the closing side of link_del_races_close closes. */
+enum {
+	CLOSE_AT_ONCE,		/* as the deletion starts */
+	CLOSE_IN_DETACH,	/* once the unregister took the set off */
+	CLOSE_AFTER_DELAY,	/* a few ms into the deletion */
+};
+
+/* One side of the race between deleting a NIC and closing its set. */
+struct del_race {
+	const int *go;
+	const char *name;	/* the NIC to delete */
+	struct srq *s;		/* the set to close */
+	int mode;		/* CLOSE_* */
+	bool fd_first;
+	unsigned int delay_us;
+	bool saw_detach;	/* CLOSE_IN_DETACH: STATS said ifindex 0 */
+	int ret;
+};
+
+static void race_wait(const int *go)
+{
+	while (!__atomic_load_n(go, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void *link_del_thread(void *arg)
+{
+	struct del_race *r = arg;
+
+	race_wait(r->go);
+	r->ret = sh("ip link del %s", r->name);
+	return NULL;
+}
+
+static void *set_close_thread(void *arg)
+{
+	struct del_race *r = arg;
+	struct nvx_srq_stats st;
+	uint64_t end;
+	int ret;
+
+	race_wait(r->go);
+	switch (r->mode) {
+	case CLOSE_IN_DETACH:
+		/*
+		 * The unregister clears the set's NIC first, then detaches
+		 * (synchronize_net() and all): close right then.
+		 */
+		end = now_ms() + 5000;
+		do {
+			ret = srq_stats(r->s, NVX_SRQ_ALL_QUEUES, &st);
+		} while (!ret && st.ifindex && now_ms() < end);
+		r->saw_detach = !ret && !st.ifindex;
+		break;
+	case CLOSE_AFTER_DELAY:
+		usleep(r->delay_us);
+		break;
+	}
+	r->ret = srq_shut(r->s, r->fd_first);
+	return NULL;
+}
+
+/*
+ * DEL_ROUNDS times, one per closing mode and order: a fresh NIC pair
+ * (a second name), a set on it that receives a few frames, then at the
+ * same time `ip link del` of the NIC in one
+ * thread and, in another, close() and munmap() of the set (either
+ * order), as the deletion starts, just after the unregister took the set
+ * off the NIC, or a few ms in. Both complete; the NIC and its peer are
+ * gone and so is the set (its grant is back). The regression test for a
+ * set freed while the NIC's unregister was still detaching it.
+ */
+SRQ_TEST(link_del_races_close)
+{
+	struct nvx_srq_params p = {
+		.nr_queues = 2, .nr_bufs = 8, .cq_entries = 256,
+		.rel_entries = 256,
+	};
+	struct del_race del, cl;
+	struct nvx_srq_stats st;
+	struct nic *n = &self->nic2;
+	struct srq *s = &self->s;
+	pthread_t td, tc;
+	int round, go, k, ret, ifindex;
+
+	for (round = 0; round < DEL_ROUNDS; round++) {
+		ret = nic_create_as(n, "nvd", round == 0);
+		ASSERT_EQ(0, ret) TH_LOG("round %d: creating %s failed at step %d",
+					 round, n->name, -ret);
+		ifindex = n->ifindex;
+		ASSERT_EQ(0, srq_open(self->fd, s, ifindex, &p, 0));
+		for (k = 0; k < 4; k++)
+			ASSERT_EQ(0, send_frame(n, 200, SPORT + k, k));
+		ASSERT_EQ(0, wait_accounted(s, 4, &st));
+		EXPECT_EQ(4u, st.rx_packets);
+
+		go = 0;
+		del = (struct del_race){ .go = &go, .name = n->name };
+		cl = (struct del_race){
+			.go = &go, .s = s, .mode = round % 3,
+			.fd_first = (round / 3) % 2,
+			.delay_us = (round % 10) * 2000,
+		};
+		ASSERT_EQ(0, pthread_create(&td, NULL, link_del_thread, &del));
+		ret = pthread_create(&tc, NULL, set_close_thread, &cl);
+		__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+		pthread_join(td, NULL);
+		if (!ret)
+			pthread_join(tc, NULL);
+		if (!del.ret)
+			n->alive = false;
+		ASSERT_EQ(0, ret);
+		EXPECT_EQ(0, del.ret) TH_LOG("round %d: ip link del %s: %d",
+					     round, n->name, del.ret);
+		EXPECT_EQ(0, cl.ret) TH_LOG("round %d: close: %s", round,
+					    strerror(-cl.ret));
+		if (cl.mode == CLOSE_IN_DETACH)
+			EXPECT_TRUE(cl.saw_detach)
+				TH_LOG("round %d: the set kept its NIC", round);
+
+		nic_destroy(n);
+		EXPECT_EQ(0u, if_nametoindex(n->name));
+		EXPECT_EQ(0u, if_nametoindex(n->peer));
+		EXPECT_EQ(-ENODEV, srq_query(self->fd, ifindex, &st));
+		ASSERT_EQ(0, wait_granted(self->fd, &self->start))
+			TH_LOG("round %d: the set's grant is still live", round);
+	}
+	EXPECT_EQ(-ENOENT, srq_query(self->fd, self->nic.ifindex, &st));
+}
+
+/* Wait up to @ms for one byte on @fd: true when it came. */
+static bool read_byte(int fd, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char c;
+
+	return poll(&pfd, 1, ms) == 1 && read(fd, &c, 1) == 1;
+}
+
+/*
+ * The child of exit_while_receiving: create a set, say so on @ready,
+ * then poll its queues and release every frame until killed. Returns
+ * (exits with) a step number only on failure.
+ */
+static int receive_until_killed(int dev, int ifindex, int ready)
+{
+	struct nvx_srq_params p = {
+		.flags = NVX_SRQ_POISON, .nr_queues = 2, .nr_bufs = 16,
+		.cq_entries = 1024, .rel_entries = 1024,
+	};
+	struct nvx_srq_cqe e;
+	struct srq s;
+	uint64_t n = 0;
+	uint32_t q;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL))
+		return 1;
+	if (srq_open(dev, &s, ifindex, &p, 0))
+		return 2;
+	if (write(ready, "r", 1) != 1)
+		return 3;
+	for (;;) {
+		for (q = 0; q < p.nr_queues; q++) {
+			while (cq_pop(&s, q, &e)) {
+				if (e.flags & NVX_SRQ_CQE_FILLER)
+					continue;
+				if (rel_give(&s, q, e.buf, e.strides))
+					return 4;
+				if (++n % 16 == 0 && srq_release(&s, NULL))
+					return 5;
+			}
+		}
+	}
+}
+
+/*
+ * A child creates a set and busy-polls it, releasing every frame, while
+ * two threads of the parent blast frames into it; the parent SIGKILLs
+ * it mid-stream. The set goes with the process, frames still arriving
+ * (QUERY says -ENOENT within 2 s), its grant goes back, and a new set on
+ * the NIC receives a frame at stride 0.
+ */
+SRQ_TEST(exit_while_receiving)
+{
+	struct nvx_srq_params p = { .nr_queues = 1 };
+	struct nvx_srq_stats st;
+	struct nvx_srq_cqe e;
+	struct srq *s = &self->s;
+	uint64_t end, sent, refused;
+	int pfd[2], status = 0, ret = -1, err;
+	bool ready, busy = false;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe2(pfd, O_CLOEXEC));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(pfd[0]);
+		_exit(receive_until_killed(self->fd, self->nic.ifindex,
+					   pfd[1]));
+	}
+	close(pfd[1]);
+	/* nothing may fail before the child is killed: it would stay */
+	ready = read_byte(pfd[0], 10000);
+	close(pfd[0]);
+	if (ready)
+		ret = blast_start(&self->blast, &self->nic);
+	end = now_ms() + 10000;
+	while (ready && !ret && !busy && now_ms() < end) {
+		busy = !srq_query(self->fd, self->nic.ifindex, &st) &&
+		       st.rx_packets >= 256 && st.released >= 64;
+		usleep(1000);
+	}
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(ready) TH_LOG("the child did not create its set: status %#x",
+				  status);
+	ASSERT_EQ(0, ret) TH_LOG("starting the senders: %s", strerror(-ret));
+	EXPECT_TRUE(busy) TH_LOG("the child did not receive and release");
+	ASSERT_TRUE(WIFSIGNALED(status))
+		TH_LOG("the child stopped by itself, at step %d",
+		       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	EXPECT_EQ(SIGKILL, WTERMSIG(status));
+
+	end = now_ms() + WAIT_MS;
+	while ((ret = srq_query(self->fd, self->nic.ifindex, &st)) !=
+	       -ENOENT && now_ms() < end)
+		usleep(1000);
+	EXPECT_EQ(-ENOENT, ret);
+	blast_stop(&self->blast);
+	sent = blast_sent(&self->blast, &refused, &err);
+	TH_LOG("%llu frames sent (%llu refused)", (unsigned long long)sent,
+	       (unsigned long long)refused);
+	EXPECT_EQ(0, err) TH_LOG("sender: %s", strerror(-err));
+	EXPECT_EQ(0, wait_granted(self->fd, &self->start));
+
+	ASSERT_EQ(0, srq_open(self->fd, s, self->nic.ifindex, &p, 0));
+	ASSERT_EQ(0, send_frame(&self->nic, 1024, SPORT, 0));
+	ASSERT_EQ(0, cq_next(s, 0, &e));
+	EXPECT_EQ(0, e.stride);
+	expect_frame(_metadata, &self->nic, s, &e, 1024, SPORT, 0);
+	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
+	EXPECT_EQ(1u, st.rx_packets);
+}
+
+/* --- observability -------------------------------------------------- */
+
+/* The contents of @path, NUL-terminated, at most @max bytes; or NULL. */
+static char *read_all(const char *path, size_t max)
+{
+	char *buf = malloc(max + 1);
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	if (!buf)
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return NULL;
+	}
+	while (len < max && (n = read(fd, buf + len, max - len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* What the trace says about the SRQ events. */
+struct srq_trace {
+	unsigned int fillers;
+	unsigned int filler[4];		/* queue, buf, stride, strides */
+	unsigned int drops;
+	unsigned int drop_queue, drop_len;
+	char drop_reason[16];
+	unsigned int refills;		/* that returned buffers */
+	unsigned int refill[3];		/* pool, returned, posted_strides */
+	unsigned int empty_refills;	/* that returned none */
+	unsigned int returns;
+	uint32_t returned;		/* mask of the buffers returned */
+	unsigned int bad;		/* lines that do not parse, or odd */
+};
+
+static const char *event_args(const char *line, const char *event)
+{
+	const char *p = strstr(line, event);
+
+	return p ? p + strlen(event) : NULL;
+}
+
+static void srq_trace_parse(char *text, struct srq_trace *t)
+{
+	unsigned int a[4];
+	char *line, *save = NULL;
+	const char *p;
+
+	memset(t, 0, sizeof(*t));
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		p = event_args(line, "nvx_srq_filler: ");
+		if (p) {
+			if (sscanf(p, "queue=%u buf=%u stride=%u strides=%u",
+				   &a[0], &a[1], &a[2], &a[3]) != 4)
+				t->bad++;
+			memcpy(t->filler, a, sizeof(t->filler));
+			t->fillers++;
+			continue;
+		}
+		p = event_args(line, "nvx_srq_drop: ");
+		if (p) {
+			if (sscanf(p, "queue=%u reason=%15s len=%u",
+				   &t->drop_queue, t->drop_reason,
+				   &t->drop_len) != 3)
+				t->bad++;
+			t->drops++;
+			continue;
+		}
+		p = event_args(line, "nvx_srq_refill: ");
+		if (p) {
+			if (sscanf(p, "pool=%u returned=%u posted_strides=%u",
+				   &a[0], &a[1], &a[2]) != 3) {
+				t->bad++;
+			} else if (!a[1]) {
+				t->empty_refills++;
+			} else {
+				memcpy(t->refill, a, sizeof(t->refill));
+				t->refills++;
+			}
+			continue;
+		}
+		p = event_args(line, "nvx_srq_buf_return: ");
+		if (p) {
+			if (sscanf(p, "pool=%u buf=%u", &a[0], &a[1]) != 2 ||
+			    a[0] || a[1] >= 32 || t->returned & (1U << a[1]))
+				t->bad++;
+			else
+				t->returned |= 1U << a[1];
+			t->returns++;
+		}
+	}
+}
+
+/*
+ * With nvx_srq_filler, nvx_srq_drop, nvx_srq_refill and
+ * nvx_srq_buf_return enabled: one filler (60 one-stride frames, then a
+ * 1500-byte frame, in a fresh set), one drop for want of a buffer (4
+ * buffers filled by 64 frames, one more) and one refill that returns
+ * buffers (all four released, then RELEASE below the low-water mark)
+ * show in the trace with their fields; so does each returned buffer,
+ * once. Refills that return nothing (the receive path tries below the
+ * mark) may show too. The fixture disables the events whatever happens.
+ */
+SRQ_TEST(tracepoints)
+{
+	struct nvx_srq_params p1 = { .nr_queues = 1 };
+	struct nvx_srq_params p2 = { .nr_queues = 1, .nr_bufs = 4 };
+	const char *dir = srq_tracefs();
+	struct nvx_srq_release rel;
+	struct nvx_srq_stats st;
+	struct nvx_srq_cqe e;
+	struct srq *s = &self->s;
+	struct srq_trace t;
+	uint32_t a = 0, bufs[4], mask = 0;
+	char path[128], *text;
+	int i;
+
+	if (!dir)
+		SKIP(return, "no tracefs with events/nvx/nvx_srq_filler");
+	snprintf(path, sizeof(path), "%strace", dir);
+	ASSERT_EQ(0, write_str(path, ""));
+	self->tracefs = dir;
+	ASSERT_EQ(0, srq_trace_enable(dir, "1"));
+
+	/* a filler: 4 strides left, the 1500-byte frame needs 6 */
+	ASSERT_EQ(0, srq_open(self->fd, s, self->nic.ifindex, &p1, 0));
+	for (i = 0; i < 60; i++)
+		ASSERT_EQ(0, send_frame(&self->nic, 200, SPORT, i));
+	ASSERT_EQ(0, send_frame(&self->nic, 1500, SPORT, 60));
+	ASSERT_EQ(62u, cq_wait(s, 0, 62));
+	for (i = 0; i < 62; i++) {
+		ASSERT_TRUE(cq_pop(s, 0, &e));
+		if (!i)
+			a = e.buf;
+		if (i == 60) {
+			EXPECT_EQ(NVX_SRQ_CQE_FILLER, e.flags);
+			EXPECT_EQ(a, e.buf);
+		}
+	}
+	srq_close(s);
+
+	/* a drop: 64 frames of 4 strides fill the 4 buffers */
+	ASSERT_EQ(0, srq_open(self->fd, s, self->nic.ifindex, &p2, 0));
+	for (i = 0; i < 65; i++)
+		ASSERT_EQ(0, send_frame(&self->nic, 1024, SPORT, i));
+	ASSERT_EQ(0, wait_accounted(s, 65, &st));
+	EXPECT_EQ(64u, st.rx_packets);
+	EXPECT_EQ(1u, st.drops_no_buf);
+	EXPECT_EQ(0u, st.fillers);
+	EXPECT_EQ(0u, st.bufs_returned);
+	ASSERT_EQ(64u, cq_pending(s, 0));
+	for (i = 0; i < 64; i++) {
+		ASSERT_TRUE(cq_pop(s, 0, &e));
+		ASSERT_GT(4u, e.buf);
+		if (i % 16 == 0) {
+			bufs[i / 16] = e.buf;
+			mask |= 1U << e.buf;
+		}
+	}
+	EXPECT_EQ(0xfu, mask);
+
+	/* a refill that returns them: every stride given back, below 64 */
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, rel_push(s, 0, bufs[i], 64, 0));
+	ASSERT_EQ(0, srq_release(s, &rel));
+	EXPECT_EQ(4u, rel.released);
+	EXPECT_EQ(0u, rel.garbage);
+	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
+	EXPECT_EQ(4u, st.bufs_returned);
+	EXPECT_EQ(4u * 64, st.posted_strides);
+	srq_close(s);
+
+	ASSERT_EQ(0, srq_trace_enable(dir, "0"));
+	snprintf(path, sizeof(path), "%strace", dir);
+	text = read_all(path, 8 << 20);
+	ASSERT_NE(NULL, text);
+	srq_trace_parse(text, &t);
+	free(text);
+
+	EXPECT_EQ(0u, t.bad);
+	EXPECT_EQ(1u, t.fillers);
+	EXPECT_EQ(0u, t.filler[0]);
+	EXPECT_EQ(a, t.filler[1]);
+	EXPECT_EQ(60u, t.filler[2]);
+	EXPECT_EQ(4u, t.filler[3]);
+	EXPECT_EQ(1u, t.drops);
+	EXPECT_EQ(0u, t.drop_queue);
+	EXPECT_STREQ("no_buf", t.drop_reason);
+	EXPECT_EQ(1024u, t.drop_len);
+	EXPECT_EQ(1u, t.refills);
+	EXPECT_EQ(0u, t.refill[0]);
+	EXPECT_EQ(4u, t.refill[1]);
+	EXPECT_EQ(4u * 64, t.refill[2]);
+	EXPECT_EQ(4u, t.returns);
+	EXPECT_EQ(mask, t.returned);
+	TH_LOG("%u refills returned nothing", t.empty_refills);
+}
+
+static const char *const srq_set_stat_names[] = {
+	"srq_refills", "srq_bufs_returned", "srq_released",
+	"srq_release_garbage", "srq_bufs_posted", "srq_bufs_filling",
+	"srq_bufs_held", "srq_posted_strides",
+};
+
+static const char *const srq_queue_stat_names[] = {
+	"packets", "bytes", "strides", "fillers", "truncated",
+	"drops_no_buf", "drops_cq_full",
+};
+
+#define SET_STATS	((unsigned int)ARRAY_SIZE(srq_set_stat_names))
+#define QUEUE_STATS	((unsigned int)ARRAY_SIZE(srq_queue_stat_names))
+
+/* SIOCETHTOOL on @name: 0 or -errno. */
+static int eth_ioctl(int sock, const char *name, void *cmd)
+{
+	struct ifreq ifr = { 0 };
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	ifr.ifr_data = cmd;
+	return ioctl(sock, SIOCETHTOOL, &ifr) ? -errno : 0;
+}
+
+/* ETHTOOL_GSSET_INFO: the ETH_SS_STATS count of @name, or -errno. */
+static int eth_stats_count(int sock, const char *name)
+{
+	struct ethtool_sset_info *info;
+	int ret;
+
+	info = calloc(1, sizeof(*info) + sizeof(info->data[0]));
+	if (!info)
+		return -ENOMEM;
+	info->cmd = ETHTOOL_GSSET_INFO;
+	info->sset_mask = 1ULL << ETH_SS_STATS;
+	ret = eth_ioctl(sock, name, info);
+	if (!ret)
+		ret = info->sset_mask & (1ULL << ETH_SS_STATS) ?
+		      (int)info->data[0] : -EOPNOTSUPP;
+	free(info);
+	return ret;
+}
+
+/*
+ * ETHTOOL_GSTRINGS: the @n ETH_SS_STATS names of @name into @names
+ * (@n * ETH_GSTRING_LEN bytes): 0, -ERANGE for another count, or -errno.
+ */
+static int eth_stats_names(int sock, const char *name, char *names,
+			   unsigned int n)
+{
+	struct ethtool_gstrings *g;
+	int ret;
+
+	g = calloc(1, sizeof(*g) + (size_t)n * ETH_GSTRING_LEN);
+	if (!g)
+		return -ENOMEM;
+	g->cmd = ETHTOOL_GSTRINGS;
+	g->string_set = ETH_SS_STATS;
+	g->len = n;
+	ret = eth_ioctl(sock, name, g);
+	if (!ret && g->len != n)
+		ret = -ERANGE;
+	if (!ret)
+		memcpy(names, g->data, (size_t)n * ETH_GSTRING_LEN);
+	free(g);
+	return ret;
+}
+
+/* ETHTOOL_GSTATS: the @n values; 0, -ERANGE for another count, -errno. */
+static int eth_stats_values(int sock, const char *name, uint64_t *v,
+			    unsigned int n)
+{
+	struct ethtool_stats *es;
+	int ret;
+
+	es = calloc(1, sizeof(*es) + (size_t)n * sizeof(es->data[0]));
+	if (!es)
+		return -ENOMEM;
+	es->cmd = ETHTOOL_GSTATS;
+	es->n_stats = n;
+	ret = eth_ioctl(sock, name, es);
+	if (!ret && es->n_stats != n)
+		ret = -ERANGE;
+	if (!ret)
+		memcpy(v, es->data, (size_t)n * sizeof(*v));
+	free(es);
+	return ret;
+}
+
+#define ETH_FRAMES	(16 + 96)	/* completions popped, fillers too */
+
+/*
+ * The ethtool statistics through SIOCETHTOOL: none without a set (the
+ * NIC and its peer; GSTRINGS and GSTATS are not called then, they WARN
+ * on a count of 0). With a 2-queue set of 8 buffers and 16-entry rings:
+ * queue 0 gets 12 frames of 1500 bytes (a filler) and 5 of 200 bytes
+ * (3 land, 2 find the ring full), queue 1 gets 100 of 1024 bytes (96
+ * fill the 6 buffers left, 4 find none); everything is released, with
+ * one garbage entry, and RELEASE returns the 7 full buffers. Names and
+ * order are the set's 8 then each queue's 7; every value equals
+ * NVX_SRQ_IOC_STATS's, set-wide and per queue. Closed: none again.
+ */
+SRQ_TEST(ethtool_stats)
+{
+	struct nvx_srq_params p = {
+		.nr_queues = 2, .nr_bufs = 8, .cq_entries = 16,
+	};
+	/* packets, bytes, strides, fillers, truncated, no_buf, cq_full */
+	static const uint64_t expect[] = {
+		15, 12 * 1500 + 3 * 200, 12 * 6 + 4 + 3, 1, 0, 0, 2,
+		96, 96 * 1024, 96 * 4, 0, 0, 4, 0,
+	};
+	const unsigned int count = SET_STATS + 2 * QUEUE_STATS;
+	char names[(SET_STATS + 2 * QUEUE_STATS) * ETH_GSTRING_LEN];
+	uint64_t v[SET_STATS + 2 * QUEUE_STATS], want[QUEUE_STATS];
+	uint16_t table[NVX_SRQ_RSS_ENTRIES];
+	struct nvx_srq_cqe e[ETH_FRAMES], x;
+	struct nvx_srq_stats st, qst;
+	struct nvx_srq_release rel;
+	struct srq *s = &self->s;
+	char want_name[ETH_GSTRING_LEN];
+	unsigned int i, k, q, n = 0, extra = 0;
+	const char *got;
+	int sock;
+
+	sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ASSERT_LE(0, sock);
+	/*
+	 * No set, no statistics: the count is "not supported", not 0
+	 * (ethtool's GSTRINGS and GSTATS WARN on a count of 0), and asking
+	 * for the strings anyway fails cleanly.
+	 */
+	EXPECT_EQ(-EOPNOTSUPP, eth_stats_count(sock, self->nic.name));
+	EXPECT_EQ(-EOPNOTSUPP, eth_stats_count(sock, self->nic.peer));
+	EXPECT_EQ(-EOPNOTSUPP, eth_stats_names(sock, self->nic.name, names, 1));
+
+	ASSERT_EQ(0, srq_open(self->fd, s, self->nic.ifindex, &p, 0));
+	ASSERT_EQ(16u, s->c.params.cq_entries);
+	ASSERT_EQ(2u, s->c.params.nr_rel_rings);
+
+	/* queue 0: 10 frames of 6 strides, a filler, 2 more; then 5 small */
+	for (i = 0; i < NVX_SRQ_RSS_ENTRIES; i++)
+		table[i] = 0;
+	ASSERT_EQ(0, srq_steer(s, table, NVX_SRQ_RSS_ENTRIES));
+	for (i = 0; i < 12; i++)
+		ASSERT_EQ(0, send_frame(&self->nic, 1500, SPORT + i, i));
+	for (i = 12; i < 17; i++)
+		ASSERT_EQ(0, send_frame(&self->nic, 200, SPORT + i, i));
+	ASSERT_EQ(0, wait_accounted(s, 17, &st));
+	ASSERT_EQ(16u, cq_pending(s, 0));
+	while (n < 16 && cq_pop(s, 0, &e[n]))
+		n++;
+
+	/* queue 1: consumed as it comes, until the buffers run out */
+	for (i = 0; i < NVX_SRQ_RSS_ENTRIES; i++)
+		table[i] = 1;
+	ASSERT_EQ(0, srq_steer(s, table, NVX_SRQ_RSS_ENTRIES));
+	for (i = 0; i < 100; i++) {
+		ASSERT_EQ(0, send_frame(&self->nic, 1024, SPORT, 100 + i));
+		while (n < ETH_FRAMES && cq_pop(s, 1, &e[n]))
+			n++;
+		while (cq_pop(s, 1, &x))
+			extra++;
+	}
+	ASSERT_EQ(0, wait_accounted(s, 117, &st));
+	EXPECT_EQ((unsigned int)ETH_FRAMES, n);
+	EXPECT_EQ(0u, extra);
+
+	/* every frame back, and one garbage entry; 7 buffers come back */
+	for (i = 0; i < n; i++)
+		if (!(e[i].flags & NVX_SRQ_CQE_FILLER))
+			ASSERT_EQ(0, rel_push(s, i < 16 ? 0 : 1, e[i].buf,
+					      e[i].strides, 0));
+	ASSERT_EQ(0, rel_push(s, 0, p.nr_bufs, 1, 0));
+	ASSERT_EQ(0, srq_release(s, &rel));
+	EXPECT_EQ(112u, rel.released);
+	EXPECT_EQ(1u, rel.garbage);
+
+	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
+	EXPECT_LE(1u, st.refills);
+	EXPECT_EQ(7u, st.bufs_returned);
+	EXPECT_EQ(112u, st.released);
+	EXPECT_EQ(1u, st.release_garbage);
+	EXPECT_EQ(7u, st.bufs_posted);
+	EXPECT_EQ(1u, st.bufs_filling);
+	EXPECT_EQ(0u, st.bufs_held);
+	EXPECT_EQ(7u * 64 + 64 - 15, st.posted_strides);
+	EXPECT_EQ(111u, st.rx_packets);
+	EXPECT_EQ(1u, st.fillers);
+	EXPECT_EQ(4u, st.drops_no_buf);
+	EXPECT_EQ(2u, st.drops_cq_full);
+
+	ASSERT_EQ((int)count, eth_stats_count(sock, self->nic.name));
+	ASSERT_EQ(0, eth_stats_names(sock, self->nic.name, names, count));
+	for (i = 0; i < count; i++) {
+		if (i < SET_STATS)
+			snprintf(want_name, sizeof(want_name), "%s",
+				 srq_set_stat_names[i]);
+		else
+			snprintf(want_name, sizeof(want_name), "rxq%u_%s",
+				 (i - SET_STATS) / QUEUE_STATS,
+				 srq_queue_stat_names[(i - SET_STATS) %
+						      QUEUE_STATS]);
+		got = names + i * ETH_GSTRING_LEN;
+		EXPECT_TRUE(memchr(got, '\0', ETH_GSTRING_LEN) &&
+			    !strcmp(got, want_name))
+			TH_LOG("stat %u: \"%.*s\", not \"%s\"", i,
+			       ETH_GSTRING_LEN, got, want_name);
+	}
+
+	ASSERT_EQ(0, eth_stats_values(sock, self->nic.name, v, count));
+	EXPECT_EQ(st.refills, v[0]);
+	EXPECT_EQ(st.bufs_returned, v[1]);
+	EXPECT_EQ(st.released, v[2]);
+	EXPECT_EQ(st.release_garbage, v[3]);
+	EXPECT_EQ(st.bufs_posted, v[4]);
+	EXPECT_EQ(st.bufs_filling, v[5]);
+	EXPECT_EQ(st.bufs_held, v[6]);
+	EXPECT_EQ(st.posted_strides, v[7]);
+	for (q = 0; q < 2; q++) {
+		ASSERT_EQ(0, srq_stats(s, q, &qst));
+		want[0] = qst.rx_packets;
+		want[1] = qst.rx_bytes;
+		want[2] = qst.rx_strides;
+		want[3] = qst.fillers;
+		want[4] = qst.truncated;
+		want[5] = qst.drops_no_buf;
+		want[6] = qst.drops_cq_full;
+		for (i = 0; i < QUEUE_STATS; i++) {
+			k = SET_STATS + q * QUEUE_STATS + i;
+			EXPECT_EQ(want[i], v[k])
+				TH_LOG("%.*s", ETH_GSTRING_LEN,
+				       names + k * ETH_GSTRING_LEN);
+		}
+	}
+	/* what each queue got, as described above */
+	for (i = 0; i < 2 * QUEUE_STATS; i++)
+		EXPECT_EQ(expect[i], v[SET_STATS + i])
+			TH_LOG("%.*s", ETH_GSTRING_LEN,
+			       names + (SET_STATS + i) * ETH_GSTRING_LEN);
+	EXPECT_EQ(st.rx_packets, v[SET_STATS] + v[SET_STATS + QUEUE_STATS]);
+	EXPECT_EQ(st.rx_bytes, v[SET_STATS + 1] +
+		  v[SET_STATS + QUEUE_STATS + 1]);
+
+	srq_close(s);
+	EXPECT_EQ(-EOPNOTSUPP, eth_stats_count(sock, self->nic.name));
+	close(sock);
 }
 
 TEST_HARNESS_MAIN
