@@ -25,7 +25,7 @@
 
 #include "../kselftest_harness.h"
 #include "../../../../mm/gup_test.h"
-#include "nvx_test.h"
+#include "nvx_pool_test.h"
 
 #define CHUNK		(1ULL << NVX_POOL_CHUNK_SHIFT)
 #define POOL_CHUNKS	16
@@ -33,24 +33,6 @@
 #define PARAMS		"/sys/module/nvx/parameters/"
 #define GUP_TEST	"/sys/kernel/debug/gup_test"
 #define TRACEFS		"/sys/kernel/tracing/"
-
-static int pool_stats(int fd, struct nvx_pool_stats *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->node = NVX_NODE_ANY;
-	return nvx_ioctl(fd, NVX_IOC_POOL_STATS, s);
-}
-
-static int pool_resize(int fd, unsigned long cmd, uint64_t bytes,
-		       uint32_t node, uint64_t *done)
-{
-	struct nvx_pool_resize r = { .node = node, .bytes = bytes };
-	int ret = nvx_ioctl(fd, cmd, &r);
-
-	if (done)
-		*done = r.done;
-	return ret;
-}
 
 /* A grant fd, or -errno. */
 static int grant(int fd, uint64_t bytes, uint32_t flags, uint64_t *granted)
@@ -67,30 +49,6 @@ static int grant(int fd, uint64_t bytes, uint32_t flags, uint64_t *granted)
 	if (granted)
 		*granted = g.granted;
 	return g.fd;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
-}
-
-/* Wait until the scrubber has nothing left: 0, or -ETIMEDOUT. */
-static int wait_scrubbed(int fd)
-{
-	struct nvx_pool_stats s;
-	uint64_t end = now_ms() + 120000;
-
-	while (now_ms() < end) {
-		if (pool_stats(fd, &s))
-			return -EIO;
-		if (!s.dirty_bytes)
-			return 0;
-		usleep(10000);
-	}
-	return -ETIMEDOUT;
 }
 
 static void *map_grant(int gfd, size_t len)

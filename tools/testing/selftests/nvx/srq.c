@@ -51,7 +51,7 @@
 #include <nvx/srq.h>
 
 #include "../kselftest_harness.h"
-#include "nvx_test.h"
+#include "nvx_pool_test.h"
 
 #define CHUNK		(1ULL << NVX_POOL_CHUNK_SHIFT)
 #define POOL_CHUNKS	16
@@ -105,32 +105,6 @@ struct srq {
 
 /* --- helpers: the pool ---------------------------------------------- */
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
-}
-
-static int pool_stats(int fd, struct nvx_pool_stats *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->node = NVX_NODE_ANY;
-	return nvx_ioctl(fd, NVX_IOC_POOL_STATS, s);
-}
-
-static int pool_resize(int fd, unsigned long cmd, uint64_t bytes,
-		       uint64_t *done)
-{
-	struct nvx_pool_resize r = { .node = NVX_NODE_ANY, .bytes = bytes };
-	int ret = nvx_ioctl(fd, cmd, &r);
-
-	if (done)
-		*done = r.done;
-	return ret;
-}
-
 /* A grant fd of at least @bytes, or -errno. */
 static int grant(int fd, uint64_t bytes)
 {
@@ -142,22 +116,6 @@ static int grant(int fd, uint64_t bytes)
 	int ret = nvx_ioctl(fd, NVX_IOC_GRANT, &g);
 
 	return ret ? ret : g.fd;
-}
-
-/* Wait until the scrubber has nothing left: 0, or -ETIMEDOUT. */
-static int wait_scrubbed(int fd)
-{
-	struct nvx_pool_stats s;
-	uint64_t end = now_ms() + 120000;
-
-	while (now_ms() < end) {
-		if (pool_stats(fd, &s))
-			return -EIO;
-		if (!s.dirty_bytes)
-			return 0;
-		usleep(10000);
-	}
-	return -ETIMEDOUT;
 }
 
 /* Wait until no grant is live beyond @start: 0, or -ETIMEDOUT. */
@@ -972,11 +930,11 @@ FIXTURE_SETUP(srq)
 		ret = pool_stats(self->fd, &self->start);
 	if (!ret)
 		ret = pool_resize(self->fd, NVX_IOC_POOL_GROW,
-				  POOL_CHUNKS * CHUNK, &self->grown);
+				  POOL_CHUNKS * CHUNK, NVX_NODE_ANY, &self->grown);
 	if (ret) {
 		if (self->grown)
 			pool_resize(self->fd, NVX_IOC_POOL_SHRINK, self->grown,
-				    NULL);
+				    NVX_NODE_ANY, NULL);
 		nic_destroy(&self->nic);
 	}
 	ASSERT_EQ(0, ret) TH_LOG("growing the pool: %s", strerror(-ret));
@@ -1008,7 +966,7 @@ FIXTURE_TEARDOWN(srq)
 	EXPECT_EQ(self->start.total_bytes + self->grown, s.total_bytes);
 	EXPECT_EQ(s.total_bytes, s.clean_bytes + s.granted_bytes);
 	EXPECT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_SHRINK, self->grown,
-				 NULL));
+				 NVX_NODE_ANY, NULL));
 	close(self->fd);
 }
 
