@@ -22,6 +22,7 @@
 #include <uapi/nvx/pool.h>
 #include <uapi/nvx/srq.h>
 #include <uapi/nvx/uintr.h>
+#include <uapi/nvx/uvm.h>
 
 #include "internal.h"
 
@@ -54,6 +55,8 @@ u64 nvx_features(void)
 
 	if (IS_ENABLED(CONFIG_NVX_POOL))
 		f |= NVX_FEAT_POOL;
+	if (IS_ENABLED(CONFIG_NVX_UVM))
+		f |= NVX_FEAT_UVM;
 	if (IS_ENABLED(CONFIG_NVX_UINTR))
 		f |= NVX_FEAT_UINTR;
 	if (IS_ENABLED(CONFIG_NVX_SRQ))
@@ -111,6 +114,12 @@ static const struct nvx_ioctl_desc nvx_ioctls[] = {
 		  nvx_ioc_uintr_timer, 0),
 	NVX_IOCTL(NVX_IOC_UINTR_SIGNAL, sizeof(struct nvx_uintr_signal),
 		  nvx_ioc_uintr_signal, 0),
+#endif
+#ifdef CONFIG_NVX_UVM
+	NVX_IOCTL(NVX_IOC_UVM_ENDPOINT, sizeof(struct nvx_uvm_endpoint),
+		  nvx_ioc_uvm_endpoint, 0),
+	NVX_IOCTL(NVX_IOC_UVM_ATTACH, sizeof(struct nvx_uvm_attach),
+		  nvx_ioc_uvm_attach, 0),
 #endif
 #ifdef CONFIG_NVX_SRQ
 	NVX_IOCTL(NVX_IOC_SRQ_CREATE, sizeof(struct nvx_srq_create),

@@ -64,6 +64,12 @@ static inline int nvx_pool_init(void) { return 0; }
 static inline void nvx_pool_exit(void) { }
 #endif
 
+#ifdef CONFIG_NVX_UVM
+int nvx_ioc_uvm_endpoint(struct file *file, void *argp,
+			 struct nvx_new_fd *nfd);
+int nvx_ioc_uvm_attach(struct file *file, void *argp, struct nvx_new_fd *nfd);
+#endif
+
 #ifdef CONFIG_NVX_SRQ
 int nvx_srq_init(void);
 void nvx_srq_exit(void);

@@ -2325,6 +2325,12 @@ out:
 
 const struct nvx_cmd nvx_bench_cmds[] = {
 	{
+		.name = "uvm",
+		.summary = "user VMs: fast path vs slow path, cold start",
+		.usage = nvx_bench_uvm_usage,
+		.fn = nvx_cmd_bench_uvm,
+	},
+	{
 		.name = "grant",
 		.summary = "time nvx grants against the kernel's other ways to get zeroed memory",
 		.usage = "[--size SIZE] [--runs N] [--json]\n"

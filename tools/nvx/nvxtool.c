@@ -668,6 +668,21 @@ static const struct nvx_cmd nvx_commands[] = {
 		.sub = nvx_uintr_cmds,
 	},
 	{
+		.name = "uvm",
+		.summary = "light user VMs: run a guest image",
+		.usage = "COMMAND [ARGS...]\n"
+			 "\n"
+			 "Tiny KVM guests whose RAM is a grant and whose messages to their\n"
+			 "system process are handled in the kernel (the PMIO fast path).\n",
+		.sub = nvx_uvm_cmds,
+	},
+	{
+		.name = "sys",
+		.summary = "the minimal system process of user VMs",
+		.usage = nvx_sys_usage,
+		.fn = nvx_cmd_sys,
+	},
+	{
 		.name = "srq",
 		.summary = "shared multi-packet RX queues on an nvxsim NIC",
 		.usage = "COMMAND [ARGS...]\n"

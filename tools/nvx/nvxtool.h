@@ -224,6 +224,11 @@ extern const struct nvx_cmd nvx_bench_cmds[];	/* bench.c: bench ... */
 extern const struct nvx_cmd nvx_uintr_cmds[];	/* uintr.c: uintr ... */
 extern const struct nvx_cmd nvx_srq_cmds[];	/* srq.c: srq ... */
 extern const struct nvx_cmd nvx_srq_bench_cmds[]; /* srq.c: bench srq */
+extern const struct nvx_cmd nvx_uvm_cmds[];	/* uvm.c: uvm ... */
+extern const char nvx_sys_usage[];		/* uvm.c: sys */
+int nvx_cmd_sys(struct nvx_ctx *ctx, int argc, char **argv);
+extern const char nvx_bench_uvm_usage[];	/* uvm.c: bench uvm */
+int nvx_cmd_bench_uvm(struct nvx_ctx *ctx, int argc, char **argv);
 extern const char nvx_stat_usage[];		/* pool.c: stat */
 int nvx_cmd_stat(struct nvx_ctx *ctx, int argc, char **argv);
 extern const char nvx_grant_usage[];		/* pool.c: grant */

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * nvx light user VMs: the guest's view (control page, rings, messages,
+ * ports) and the host's (endpoint and channel ioctls).
+ *
+ * A user VM is an ordinary KVM VM whose RAM is one pool grant mapped at
+ * guest physical address 0. NVX_IOC_UVM_ATTACH binds it to an endpoint
+ * (the system process's side): the guest's writes to
+ * NVX_UVM_PORT_DOORBELL are then consumed in the vCPU's exit path (the
+ * fast path), never by the VMM. See Documentation/nvx/uvm.rst.
+ */
+#ifndef _UAPI_NVX_UVM_H
+#define _UAPI_NVX_UVM_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+#include <nvx/nvx.h>
+
+/* ---------------------------------------------------------- ports --- */
+
+/* out (any width): the guest published new submission entries. */
+#define NVX_UVM_PORT_DOORBELL	0x0600
+/* out32: the guest ends with this exit status (handled by the VMM). */
+#define NVX_UVM_PORT_EXIT	0x0604
+/*
+ * The kernel owns NVX_UVM_PORT_DOORBELL .. +3. A write to any other
+ * port than these two is fatal to the VM (the VMM stops it).
+ */
+
+/* ----------------------------------------------------- guest memory --- */
+
+#define NVX_UVM_CTRL_MAGIC	0x5558564e	/* "NVXU" */
+#define NVX_UVM_CTRL_VERSION	1
+
+/* struct nvx_uvm_ctrl.flags, written by the guest */
+#define NVX_UVM_CTRL_WANT_IRQ	(1U << 0)	/* halted: signal the irqfd */
+
+#define NVX_UVM_SEED_SIZE	32
+#define NVX_UVM_ARGS_SIZE	512
+
+/**
+ * struct nvx_uvm_ctrl - the guest control page (one page at @ctrl_gpa)
+ * @magic: kernel: NVX_UVM_CTRL_MAGIC.
+ * @version: kernel: NVX_UVM_CTRL_VERSION.
+ * @vm_id: kernel: this VM's id, as the endpoint sees it (never 0).
+ * @ctrl_size: kernel: sizeof(struct nvx_uvm_ctrl).
+ * @mem_size: kernel: bytes of guest RAM (the grant), from GPA 0.
+ * @sq_gpa: kernel: submission ring, @sq_entries struct nvx_uvm_msg.
+ * @cq_gpa: kernel: completion ring, @cq_entries struct nvx_uvm_msg.
+ * @sq_entries: kernel: power of two.
+ * @cq_entries: kernel: power of two; also the most requests the guest
+ *	may have whose completion it has not consumed (its credit).
+ * @seed: kernel: fresh random bytes for every attach (launch).
+ * @credits: kernel adds one per completion it writes; the guest
+ *	subtracts one per completion it consumes (atomically). Nonzero
+ *	means a reply is waiting: the guest reads it without a VM exit.
+ * @flags: guest: NVX_UVM_CTRL_* bits.
+ * @sq_prod: guest: submission entries published (free-running).
+ * @sq_cons: kernel: submission entries taken (free-running).
+ * @cq_prod: kernel: completions written (free-running).
+ * @cq_cons: guest: completions consumed (free-running).
+ * @doorbells: kernel: doorbells handled for this VM.
+ * @irq_vector: VMM: the vector its irqfd route raises in the guest.
+ * @tsc_khz: VMM: the guest's TSC frequency in kHz.
+ * @argc: VMM: number of NUL-terminated strings in @args.
+ * @reserved: zero.
+ * @args: VMM: the boot arguments, NUL-separated.
+ *
+ * The kernel writes its fields at attach and keeps @sq_cons, @cq_prod,
+ * @credits and @doorbells current; it never trusts what the guest
+ * writes into them (it keeps its own copies).
+ */
+struct nvx_uvm_ctrl {
+	__u32 magic;
+	__u32 version;
+	__u32 vm_id;
+	__u32 ctrl_size;
+	__u64 mem_size;
+	__u64 sq_gpa;
+	__u64 cq_gpa;
+	__u32 sq_entries;
+	__u32 cq_entries;
+	__u8 seed[NVX_UVM_SEED_SIZE];
+	/* 0x50: ring state */
+	__u32 credits;
+	__u32 flags;
+	__u32 sq_prod;
+	__u32 sq_cons;
+	__u32 cq_prod;
+	__u32 cq_cons;
+	__u32 doorbells;
+	__u32 irq_vector;
+	/* 0x70: boot information */
+	__u64 tsc_khz;
+	__u32 argc;
+	__u32 reserved[33];
+	/* 0x100 */
+	char args[NVX_UVM_ARGS_SIZE];
+};
+
+/* struct nvx_uvm_msg.type; the kernel passes 1..NVX_UVM_MSG_GUEST_MAX */
+#define NVX_UVM_MSG_IPC		1	/* payload for the system process */
+#define NVX_UVM_MSG_WRITE	2	/* payload[0..3] = fd; PUSH data */
+#define NVX_UVM_MSG_READ	3	/* payload[0..3] = fd; PULL into sg */
+#define NVX_UVM_MSG_EXIT	4	/* payload[0..3] = exit status */
+#define NVX_UVM_MSG_CLOCK	5	/* reply payload: CLOCK_REALTIME ns */
+#define NVX_UVM_MSG_GUEST_MAX	63
+/* made by the kernel for the endpoint only: a VM detached or failed */
+#define NVX_UVM_MSG_VM_GONE	64
+
+/* struct nvx_uvm_msg.flags */
+#define NVX_UVM_MSGF_PUSH	(1U << 0)	/* sg holds guest data out */
+#define NVX_UVM_MSGF_PULL	(1U << 1)	/* sg receives data in */
+#define NVX_UVM_MSGF_ALL	(NVX_UVM_MSGF_PUSH | NVX_UVM_MSGF_PULL)
+
+#define NVX_UVM_PAYLOAD		24
+
+/**
+ * struct nvx_uvm_msg - one message, 64 bytes, in both rings
+ * @type: NVX_UVM_MSG_*.
+ * @flags: NVX_UVM_MSGF_* (at most one of PUSH and PULL).
+ * @tag: guest's cookie, copied into the completion.
+ * @src_vm: source VM; the kernel writes it (a guest cannot forge it).
+ * @src_tid: source guest thread.
+ * @dst: destination; 0 is the system process.
+ * @status: completion: 0 or a negative errno from the system process.
+ * @sg_gpa: guest physical address of @sg_nr struct nvx_uvm_sg, 16-byte
+ *	aligned, inside guest RAM.
+ * @sg_nr: scatter/gather entries, at most NVX_UVM_MAX_SG; 0 = no bulk.
+ * @bulk_len: completion: bytes moved (PUSH: read by the system
+ *	process; PULL: written into the guest).
+ * @payload: free-form.
+ */
+struct nvx_uvm_msg {
+	__u16 type;
+	__u16 flags;
+	__u32 tag;
+	__u32 src_vm;
+	__u32 src_tid;
+	__u32 dst;
+	__s32 status;
+	__u64 sg_gpa;
+	__u32 sg_nr;
+	__u32 bulk_len;
+	__u8 payload[NVX_UVM_PAYLOAD];
+};
+
+#define NVX_UVM_MAX_SG		32
+#define NVX_UVM_MAX_BULK	(256U << 10)	/* bytes per message */
+
+/**
+ * struct nvx_uvm_sg - one scatter/gather segment in guest memory
+ * @gpa: start; a segment may cross any number of pages.
+ * @len: bytes, 1..NVX_UVM_MAX_BULK; the segments add up to at most
+ *	NVX_UVM_MAX_BULK.
+ * @flags: must be 0.
+ */
+struct nvx_uvm_sg {
+	__u64 gpa;
+	__u32 len;
+	__u32 flags;
+};
+
+/* ------------------------------------------------- why a VM stopped --- */
+
+enum nvx_uvm_reason {
+	NVX_UVM_RUNNING = 0,
+	NVX_UVM_DETACHED = 1,		/* the channel was closed */
+	NVX_UVM_ERR_PORT = 2,		/* write to an unknown port */
+	NVX_UVM_ERR_RING = 3,		/* ring indexes out of range */
+	NVX_UVM_ERR_MSG = 4,		/* malformed message (type, flags) */
+	NVX_UVM_ERR_SIZE = 5,		/* bulk too long, too many segments */
+	NVX_UVM_ERR_ADDR = 6,		/* ring or segment outside RAM */
+	NVX_UVM_ERR_FLOOD = 7,		/* more requests than credits */
+	NVX_UVM_ERR_ENDPOINT = 8,	/* the system process went away */
+	NVX_UVM_NR_REASONS
+};
+
+/* ------------------------------------------------------- ioctls --- */
+
+#define NVX_UVM_MAX_ENTRIES	256
+#define NVX_UVM_DEF_ENTRIES	64
+#define NVX_UVM_MAX_VMS		256	/* per endpoint */
+
+/* struct nvx_uvm_endpoint.flags */
+#define NVX_UVM_EP_CLOEXEC	(1U << 0)
+#define NVX_UVM_EP_FLAGS	NVX_UVM_EP_CLOEXEC
+
+/**
+ * struct nvx_uvm_endpoint - NVX_IOC_UVM_ENDPOINT: make an endpoint
+ * @flags: in: NVX_UVM_EP_*.
+ * @max_vms: in: VMs it may serve at once, 1..NVX_UVM_MAX_VMS; 0 = 16.
+ *	out: the value used.
+ * @fd: out: the endpoint's fd (pollable: POLLIN when a message waits).
+ * @ep_id: out: the endpoint's id.
+ */
+struct nvx_uvm_endpoint {
+	__u32 flags;
+	__u32 max_vms;
+	__s32 fd;
+	__u32 ep_id;
+};
+
+/* struct nvx_uvm_attach.flags */
+#define NVX_UVM_ATTACH_CLOEXEC	(1U << 0)
+#define NVX_UVM_ATTACH_SLOW	(1U << 1)	/* doorbells via the VMM */
+#define NVX_UVM_ATTACH_FLAGS	(NVX_UVM_ATTACH_CLOEXEC | NVX_UVM_ATTACH_SLOW)
+
+/**
+ * struct nvx_uvm_attach - NVX_IOC_UVM_ATTACH: bind a KVM VM to an endpoint
+ * @flags: in: NVX_UVM_ATTACH_*. With SLOW no port is claimed in KVM:
+ *	the doorbell exits to the VMM, which passes it on with
+ *	NVX_UVM_IOC_KICK (the baseline the fast path is measured against).
+ * @vm_fd: in: a KVM VM fd (from KVM_CREATE_VM).
+ * @grant_fd: in: the grant that is the guest's RAM, mapped at GPA 0.
+ * @ep_fd: in: the endpoint.
+ * @irq_fd: in: an eventfd bound to the VM with KVM_IRQFD, signalled when
+ *	a completion arrives while the guest asked for NVX_UVM_CTRL_WANT_IRQ;
+ *	-1 for none (the guest then polls).
+ * @sq_entries: in: power of two up to NVX_UVM_MAX_ENTRIES; 0 = 64.
+ * @cq_entries: in: as @sq_entries.
+ * @ctrl_gpa: in: page-aligned GPA of the control page.
+ * @sq_gpa: in: 64-byte aligned GPA of the submission ring.
+ * @cq_gpa: in: 64-byte aligned GPA of the completion ring.
+ * @fd: out: the channel fd; closing it detaches the VM.
+ * @vm_id: out: the VM's id.
+ * @mem_size: out: guest RAM in bytes.
+ *
+ * The control page and both rings must lie inside guest RAM and must
+ * not overlap. Errors: -EINVAL (flags, sizes, alignment, overlap, not a
+ * KVM fd, an eventfd that is not one), -EBADF, -ENOSPC (outside RAM),
+ * -EBUSY (the VM already has a channel, or the endpoint serves max_vms),
+ * -ENXIO (the endpoint's system process is gone).
+ */
+struct nvx_uvm_attach {
+	__u32 flags;
+	__s32 vm_fd;
+	__s32 grant_fd;
+	__s32 ep_fd;
+	__s32 irq_fd;
+	__u32 sq_entries;
+	__u32 cq_entries;
+	__u32 pad;
+	__u64 ctrl_gpa;
+	__u64 sq_gpa;
+	__u64 cq_gpa;
+	__s32 fd;
+	__u32 vm_id;
+	__u64 mem_size;
+};
+
+#define NVX_IOC_UVM_ENDPOINT	_IOWR(NVX_IOC_MAGIC, 0x30, struct nvx_uvm_endpoint)
+#define NVX_IOC_UVM_ATTACH	_IOWR(NVX_IOC_MAGIC, 0x31, struct nvx_uvm_attach)
+
+/* struct nvx_uvm_recv.flags */
+#define NVX_UVM_RECV_NONBLOCK	(1U << 0)
+#define NVX_UVM_RECV_FLAGS	NVX_UVM_RECV_NONBLOCK
+
+/**
+ * struct nvx_uvm_recv - NVX_UVM_EP_IOC_RECV: take the oldest message
+ * @flags: in: NVX_UVM_RECV_*; the fd's O_NONBLOCK counts as well.
+ * @buf_len: in: bytes at @buf.
+ * @buf: in: where a PUSH message's data is copied (straight from guest
+ *	memory, one copy), at most @buf_len bytes.
+ * @cookie: out: names the request in NVX_UVM_EP_IOC_REPLY.
+ * @data_len: out: the PUSH data's full length (more than @buf_len: the
+ *	rest was not copied); for PULL, the room the guest offers.
+ * @pad: out: 0.
+ * @msg: out: the message; @msg.src_vm and @msg.src_tid say who sent it.
+ *
+ * Errors: -EAGAIN (nothing waits, nonblocking), -EINTR, -EFAULT, -EINVAL.
+ */
+struct nvx_uvm_recv {
+	__u32 flags;
+	__u32 buf_len;
+	__u64 buf;
+	__u64 cookie;
+	__u32 data_len;
+	__u32 pad;
+	struct nvx_uvm_msg msg;
+};
+
+/**
+ * struct nvx_uvm_reply - NVX_UVM_EP_IOC_REPLY: complete a request
+ * @flags: in: must be 0.
+ * @buf_len: in: bytes at @buf, written into a PULL request's segments
+ *	(at most their room: -EMSGSIZE otherwise); must be 0 otherwise.
+ * @buf: in: the data.
+ * @cookie: in: from NVX_UVM_EP_IOC_RECV.
+ * @msg: in: @type, @status and @payload of the completion; the kernel
+ *	fills in the rest (tag, source, bulk_len).
+ *
+ * Errors: -ESRCH (the VM is gone or stopped), -ENOENT (no such request
+ * taken), -EMSGSIZE, -EFAULT, -EINVAL.
+ */
+struct nvx_uvm_reply {
+	__u32 flags;
+	__u32 buf_len;
+	__u64 buf;
+	__u64 cookie;
+	struct nvx_uvm_msg msg;
+};
+
+/**
+ * struct nvx_uvm_ep_stats - NVX_UVM_EP_IOC_STATS
+ * @flags: in: must be 0.
+ * @nr_vms: out: VMs attached now.
+ * @queued: out: messages waiting for RECV.
+ * @taken: out: messages received and not replied to.
+ * @gone: out: VM_GONE notices waiting.
+ * @max_vms: out: the limit.
+ * @msgs_in: out: messages received.
+ * @msgs_out: out: replies written.
+ * @attached: out: attaches ever.
+ */
+struct nvx_uvm_ep_stats {
+	__u32 flags;
+	__u32 nr_vms;
+	__u32 queued;
+	__u32 taken;
+	__u32 gone;
+	__u32 max_vms;
+	__u64 msgs_in;
+	__u64 msgs_out;
+	__u64 attached;
+};
+
+#define NVX_UVM_EP_IOC_RECV	_IOWR(NVX_IOC_MAGIC, 0x38, struct nvx_uvm_recv)
+#define NVX_UVM_EP_IOC_REPLY	_IOW(NVX_IOC_MAGIC, 0x39, struct nvx_uvm_reply)
+#define NVX_UVM_EP_IOC_STATS	_IOWR(NVX_IOC_MAGIC, 0x3a, struct nvx_uvm_ep_stats)
+
+/**
+ * struct nvx_uvm_status - NVX_UVM_IOC_STATUS: a VM's state and counters
+ * @flags: in: must be 0.
+ * @reason: out: enum nvx_uvm_reason; NVX_UVM_RUNNING while it runs.
+ * @detail: out: the port, index, address or length that stopped it.
+ * @vm_id: out.
+ * @in_flight: out: requests taken from the guest, not yet completed.
+ * @doorbells: out: doorbells handled (fast path and KICK).
+ * @msgs_in: out: messages taken from the submission ring.
+ * @msgs_out: out: completions written.
+ * @bulk_out: out: bytes copied out of the guest (PUSH).
+ * @bulk_in: out: bytes copied into the guest (PULL).
+ * @irqs: out: irqfd signals.
+ */
+struct nvx_uvm_status {
+	__u32 flags;
+	__u32 reason;
+	__u64 detail;
+	__u32 vm_id;
+	__u32 in_flight;
+	__u64 doorbells;
+	__u64 msgs_in;
+	__u64 msgs_out;
+	__u64 bulk_out;
+	__u64 bulk_in;
+	__u64 irqs;
+};
+
+/**
+ * struct nvx_uvm_kick - NVX_UVM_IOC_KICK: a doorbell the VMM received
+ * @flags: in: must be 0.
+ * @port: in: the port of the KVM_EXIT_IO (NVX_UVM_PORT_DOORBELL).
+ * @value: in: the value written (ignored today).
+ * @pad: in: must be 0.
+ *
+ * Only for a channel attached with NVX_UVM_ATTACH_SLOW (-EINVAL
+ * otherwise). A guest error found here stops the VM as on the fast path.
+ */
+struct nvx_uvm_kick {
+	__u32 flags;
+	__u32 port;
+	__u32 value;
+	__u32 pad;
+};
+
+#define NVX_UVM_IOC_STATUS	_IOWR(NVX_IOC_MAGIC, 0x40, struct nvx_uvm_status)
+#define NVX_UVM_IOC_KICK	_IOW(NVX_IOC_MAGIC, 0x41, struct nvx_uvm_kick)
+
+#endif /* _UAPI_NVX_UVM_H */

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nvx guest entry and interrupt stubs.
+ *
+ * The VMM enters the image at its first byte in 64-bit mode with
+ * %rdi = GPA of the control page, %rsp = 0x80000 and interrupts off.
+ * _start zeroes .bss and calls rt_start(ctrl), which never returns.
+ *
+ * exc_stubs: 32 stubs of 16 bytes, one per exception vector; each
+ * reports 0x100 | vector on the exit port and halts for good.
+ * irq_stub: any external interrupt (the completion MSI); it only
+ * acknowledges the LAPIC, since waking from hlt is all it is for.
+ * spurious_stub: the LAPIC spurious vector (0xff), no EOI.
+ */
+
+#define PORT_EXIT	0x0604		/* NVX_UVM_PORT_EXIT */
+#define LAPIC_EOI	0xfee000b0
+
+	.section .text.entry, "ax"
+	.globl _start
+	.type _start, @function
+_start:
+	cli
+	cld
+	andq	$-16, %rsp
+	movq	%rdi, %rbx			/* callee-saved: ctrl */
+	movl	$__bss_start, %edi
+	movl	$__bss_end, %ecx
+	subl	%edi, %ecx
+	xorl	%eax, %eax
+	rep stosb
+	movq	%rbx, %rdi
+	call	rt_start
+1:	cli
+	hlt
+	jmp	1b
+	.size _start, . - _start
+
+	.text
+	.balign 16
+	.globl exc_stubs
+exc_stubs:
+	.set vec, 0
+	.rept 32
+	.balign 16
+	movl	$(0x100 + vec), %eax
+	jmp	exc_common
+	.set vec, vec + 1
+	.endr
+
+exc_common:
+	movw	$PORT_EXIT, %dx
+	outl	%eax, %dx
+1:	cli
+	hlt
+	jmp	1b
+
+	.balign 16
+	.globl irq_stub
+irq_stub:
+	pushq	%rax
+	movabsq	$LAPIC_EOI, %rax
+	movl	$0, (%rax)
+	popq	%rax
+	iretq
+
+	.balign 16
+	.globl spurious_stub
+spurious_stub:
+	iretq
+
+	.section .note.GNU-stack, "", @progbits

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx guest runtime: boot (IDT, LAPIC, arguments, heap), the guest side
+ * of the ring protocol of include/uapi/nvx/uvm.h, the services built on
+ * it (write, read, exit, clock) and a few libc pieces.
+ *
+ * Ring rules kept here: every submission gets exactly one completion;
+ * at most cq_entries may be unconsumed; the CQ entry at cq_cons is valid
+ * once ctrl->cq_prod (kernel, release) has moved past it; a consumed
+ * completion gives back one credit (atomic decrement) and then moves
+ * ctrl->cq_cons (release).
+ */
+#include "rt.h"
+
+#define LAPIC_SVR	0xfee000f0UL
+#define SPIN_POLLS	200		/* polls of the CQ before sleeping */
+#define BAD_CTRL	0x200		/* exit status: no valid ctrl page */
+#define MAPPED_END	(4ULL << 30)	/* the VMM maps the first 4 GiB */
+
+extern char _end[];
+extern char exc_stubs[], irq_stub[], spurious_stub[];
+
+struct idt_gate {
+	__u16 off_lo;
+	__u16 sel;
+	__u8 ist;
+	__u8 type;
+	__u16 off_mid;
+	__u32 off_hi;
+	__u32 zero;
+};
+
+static struct idt_gate idt[256] __aligned(16);
+
+static struct nvx_uvm_ctrl *cp;
+static struct nvx_uvm_msg *sq, *cq;
+static __u32 sq_n, cq_n;
+static __u32 sq_prod, cq_cons;	/* ours; ctrl's copies are for the kernel */
+static __u32 ring_out;		/* submitted, not yet taken from the CQ */
+static __u32 user_out;		/* nvx_post()ed, not yet nvx_complete()d */
+static __u32 next_tag;
+static int use_irq;
+
+/* completions taken from the CQ by nvx_call() for nvx_complete() */
+static struct nvx_uvm_msg stash[NVX_UVM_MAX_ENTRIES];
+static __u32 stash_head, stash_tail;
+
+static unsigned long long tsc0, tsc_khz;
+static unsigned long heap, heap_end;
+
+static char argbuf[NVX_UVM_ARGS_SIZE + 1];
+static char *argv[NVX_UVM_ARGS_SIZE + 1];
+
+/* ---------------------------------------------------------- rings --- */
+
+struct nvx_uvm_ctrl *ctrl(void)
+{
+	return cp;
+}
+
+unsigned int nvx_tag(void)
+{
+	return NVX_RT_TAG | (next_tag++ & ~NVX_RT_TAG);
+}
+
+void nvx_doorbell(void)
+{
+	outl(NVX_UVM_PORT_DOORBELL, 0);
+}
+
+/* Publish one SQ entry and ring; the kernel takes it during the out. */
+static void post(const struct nvx_uvm_msg *m)
+{
+	/* The kernel drains the SQ on every doorbell: room is the rule. */
+	while (sq_prod - __atomic_load_n(&cp->sq_cons, __ATOMIC_ACQUIRE) >=
+	       sq_n) {
+		nvx_doorbell();
+		cpu_relax();
+	}
+	sq[sq_prod & (sq_n - 1)] = *m;
+	sq_prod++;
+	__atomic_store_n(&cp->sq_prod, sq_prod, __ATOMIC_RELEASE);
+	nvx_doorbell();
+	ring_out++;
+}
+
+static int cq_ready(void)
+{
+	return __atomic_load_n(&cp->cq_prod, __ATOMIC_ACQUIRE) != cq_cons;
+}
+
+/*
+ * Wait until the CQ entry at cq_cons is written: poll a little, then
+ * ask for the interrupt and halt. cli before WANT_IRQ and sti;hlt (one
+ * step for interrupts) close the race with a completion posted between
+ * the check and the hlt; the locked or is the full barrier between our
+ * flag store and our loads of credits/cq_prod.
+ */
+static void cq_wait(void)
+{
+	int i;
+
+	for (;;) {
+		for (i = 0; i < SPIN_POLLS; i++) {
+			if (cq_ready())
+				return;
+			cpu_relax();
+		}
+		if (!use_irq)
+			continue;
+		asm volatile("cli" ::: "memory");
+		__atomic_fetch_or(&cp->flags, NVX_UVM_CTRL_WANT_IRQ,
+				  __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&cp->credits, __ATOMIC_SEQ_CST) &&
+		    !cq_ready())
+			asm volatile("sti; hlt" ::: "memory");
+		else
+			asm volatile("sti" ::: "memory");
+		__atomic_fetch_and(&cp->flags, ~NVX_UVM_CTRL_WANT_IRQ,
+				   __ATOMIC_SEQ_CST);
+	}
+}
+
+/* Take the next completion from the CQ (waiting for it). */
+static void cq_take(struct nvx_uvm_msg *out)
+{
+	cq_wait();
+	*out = cq[cq_cons & (cq_n - 1)];
+	__atomic_fetch_sub(&cp->credits, 1, __ATOMIC_SEQ_CST);
+	cq_cons++;
+	__atomic_store_n(&cp->cq_cons, cq_cons, __ATOMIC_RELEASE);
+	ring_out--;
+}
+
+static void stash_put(void)
+{
+	cq_take(&stash[stash_tail++ & (NVX_UVM_MAX_ENTRIES - 1)]);
+}
+
+void nvx_post(const struct nvx_uvm_msg *m)
+{
+	post(m);
+	user_out++;
+}
+
+int nvx_submit(const struct nvx_uvm_msg *m)
+{
+	if (user_out >= cq_n)
+		return -1;
+	nvx_post(m);
+	return 0;
+}
+
+int nvx_complete(struct nvx_uvm_msg *out)
+{
+	if (!user_out)
+		return -1;
+	if (stash_head != stash_tail)
+		*out = stash[stash_head++ & (NVX_UVM_MAX_ENTRIES - 1)];
+	else
+		cq_take(out);
+	user_out--;
+	return 0;
+}
+
+int nvx_call(struct nvx_uvm_msg *m)
+{
+	struct nvx_uvm_msg c;
+
+	/* no credit left: park a pipelined completion to make room */
+	while (ring_out >= cq_n)
+		stash_put();
+	post(m);
+	for (;;) {
+		cq_take(&c);
+		if (c.tag == m->tag)
+			break;
+		stash[stash_tail++ & (NVX_UVM_MAX_ENTRIES - 1)] = c;
+	}
+	*m = c;
+	return c.status;
+}
+
+static void msg_init(struct nvx_uvm_msg *m, unsigned int type)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = type;
+	m->tag = nvx_tag();
+}
+
+static void put_u32(__u8 *p, __u32 v)
+{
+	memcpy(p, &v, sizeof(v));	/* x86: little-endian already */
+}
+
+int nvx_xfer(unsigned int type, int fd, void *buf, unsigned int len,
+	     unsigned int dir, struct nvx_uvm_msg *m)
+{
+	struct nvx_uvm_sg sg __aligned(16);
+
+	msg_init(m, type);
+	put_u32(m->payload, fd);
+	if (len) {
+		sg.gpa = (unsigned long)buf;	/* identity mapped */
+		sg.len = len;
+		sg.flags = 0;
+		m->flags = dir;
+		m->sg_gpa = (unsigned long)&sg;
+		m->sg_nr = 1;
+	}
+	return nvx_call(m);
+}
+
+/* ------------------------------------------------------- services --- */
+
+long write(int fd, const void *buf, unsigned long n)
+{
+	unsigned long done = 0, len;
+	struct nvx_uvm_msg m;
+	int st;
+
+	while (done < n) {
+		len = n - done;
+		if (len > NVX_UVM_MAX_BULK)
+			len = NVX_UVM_MAX_BULK;
+		st = nvx_xfer(NVX_UVM_MSG_WRITE, fd, (char *)buf + done, len,
+			      NVX_UVM_MSGF_PUSH, &m);
+		if (m.bulk_len > len)
+			m.bulk_len = len;
+		done += m.bulk_len;
+		if (st < 0)
+			return done ? (long)done : st;
+		if (!m.bulk_len)
+			break;
+	}
+	return done;
+}
+
+long read(int fd, void *buf, unsigned long n)
+{
+	struct nvx_uvm_msg m;
+	int st;
+
+	if (n > NVX_UVM_MAX_BULK)
+		n = NVX_UVM_MAX_BULK;
+	st = nvx_xfer(NVX_UVM_MSG_READ, fd, buf, n, NVX_UVM_MSGF_PULL, &m);
+	if (st < 0)
+		return st;
+	return m.bulk_len < n ? m.bulk_len : n;
+}
+
+void exit_now(int status)
+{
+	outl(NVX_UVM_PORT_EXIT, status);
+	for (;;)
+		asm volatile("cli; hlt" ::: "memory");
+}
+
+void exit(int status)
+{
+	struct nvx_uvm_msg m;
+
+	msg_init(&m, NVX_UVM_MSG_EXIT);
+	put_u32(m.payload, status);
+	nvx_call(&m);
+	exit_now(status);
+}
+
+unsigned long long clock_ns(void)
+{
+	unsigned long long t = rdtsc() - tsc0;
+
+	return t / tsc_khz * 1000000 + t % tsc_khz * 1000000 / tsc_khz;
+}
+
+unsigned long long realtime_ns(void)
+{
+	struct nvx_uvm_msg m;
+	unsigned long long ns;
+
+	msg_init(&m, NVX_UVM_MSG_CLOCK);
+	if (nvx_call(&m) < 0)
+		return 0;
+	memcpy(&ns, m.payload, sizeof(ns));
+	return ns;
+}
+
+const unsigned char *seed(void)
+{
+	return cp->seed;
+}
+
+void *alloc(unsigned long size, unsigned long align)
+{
+	unsigned long p;
+
+	if (!align)
+		align = 16;
+	p = (heap + align - 1) & ~(align - 1);
+	if (p < heap || p > heap_end || size > heap_end - p)
+		return NULL;
+	heap = p + size;
+	return (void *)p;
+}
+
+/* ----------------------------------------------------------- libc --- */
+
+/* In asm: gcc may turn a C loop here into a call to itself. */
+void *memcpy(void *dst, const void *src, unsigned long n)
+{
+	void *d = dst;
+
+	asm volatile("rep movsb"
+		     : "+D"(d), "+S"(src), "+c"(n) : : "memory");
+	return dst;
+}
+
+void *memset(void *dst, int c, unsigned long n)
+{
+	void *d = dst;
+
+	asm volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+	return dst;
+}
+
+int memcmp(const void *a, const void *b, unsigned long n)
+{
+	const unsigned char *x = a, *y = b;
+
+	for (; n; n--, x++, y++)
+		if (*x != *y)
+			return *x - *y;
+	return 0;
+}
+
+unsigned long strlen(const char *s)
+{
+	const char *p = s;
+
+	while (*p)
+		p++;
+	return p - s;
+}
+
+int strcmp(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return (unsigned char)*a - (unsigned char)*b;
+}
+
+static int digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A' + 10;
+	return 99;
+}
+
+/* base 0: 0x prefix = 16, else 10 (no octal); no sign, no overflow check */
+unsigned long strtoul(const char *s, char **end, int base)
+{
+	unsigned long v = 0;
+	int d;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if ((base == 0 || base == 16) && s[0] == '0' &&
+	    (s[1] == 'x' || s[1] == 'X') && digit(s[2]) < 16) {
+		s += 2;
+		base = 16;
+	} else if (base == 0) {
+		base = 10;
+	}
+	for (; (d = digit(*s)) < base; s++)
+		v = v * base + d;
+	if (end)
+		*end = (char *)s;
+	return v;
+}
+
+unsigned int fmt_u64(char *buf, unsigned long long v, unsigned int base)
+{
+	char tmp[64];
+	unsigned int n = 0, i;
+
+	do {
+		tmp[n++] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v);
+	for (i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	return n;
+}
+
+void print(const char *s)
+{
+	write(1, s, strlen(s));
+}
+
+void print_dec(unsigned long long v)
+{
+	char buf[20];
+
+	write(1, buf, fmt_u64(buf, v, 10));
+}
+
+void print_hex(unsigned long long v)
+{
+	char buf[16];
+
+	write(1, buf, fmt_u64(buf, v, 16));
+}
+
+/* ----------------------------------------------------------- boot --- */
+
+static void set_gate(int vec, void *handler)
+{
+	unsigned long a = (unsigned long)handler;
+
+	idt[vec].off_lo = a;
+	idt[vec].sel = 0x08;			/* the VMM's 64-bit code */
+	idt[vec].type = 0x8e;			/* present, interrupt gate */
+	idt[vec].off_mid = a >> 16;
+	idt[vec].off_hi = a >> 32;
+}
+
+static void idt_init(void)
+{
+	struct {
+		__u16 limit;
+		__u64 base;
+	} __packed d;
+	unsigned long svr = LAPIC_SVR;
+	int v;
+
+	for (v = 0; v < 32; v++)
+		set_gate(v, exc_stubs + 16 * v);
+	for (; v < 255; v++)
+		set_gate(v, irq_stub);
+	set_gate(255, spurious_stub);
+	d.limit = sizeof(idt) - 1;
+	d.base = (unsigned long)idt;
+	asm volatile("lidt %0" :: "m"(d) : "memory");
+	/* software-enable the LAPIC, spurious vector 0xff */
+	asm volatile("movl %0, (%1)" :: "r"(0x1ff), "r"(svr) : "memory");
+}
+
+static int ring_ok(__u32 n)
+{
+	return n && n <= NVX_UVM_MAX_ENTRIES && !(n & (n - 1));
+}
+
+/* Keep the heap off a ring the VMM may have put above the image. */
+static void heap_skip(unsigned long gpa, unsigned long len)
+{
+	if (gpa + len > heap && gpa < heap_end)
+		heap = (gpa + len + 4095) & ~4095UL;
+}
+
+noreturn void rt_start(struct nvx_uvm_ctrl *c);
+
+noreturn void rt_start(struct nvx_uvm_ctrl *c)
+{
+	unsigned int argc;
+	char *p;
+
+	cp = c;
+	idt_init();
+	if (c->magic != NVX_UVM_CTRL_MAGIC || !ring_ok(c->sq_entries) ||
+	    !ring_ok(c->cq_entries))
+		exit_now(BAD_CTRL);
+
+	tsc0 = rdtsc();
+	tsc_khz = c->tsc_khz ? c->tsc_khz : 1000000;
+	sq = (struct nvx_uvm_msg *)(unsigned long)c->sq_gpa;
+	cq = (struct nvx_uvm_msg *)(unsigned long)c->cq_gpa;
+	sq_n = c->sq_entries;
+	cq_n = c->cq_entries;
+	sq_prod = c->sq_prod;
+	cq_cons = c->cq_cons;
+	/* no vector: nothing would wake a hlt, so only poll */
+	use_irq = c->irq_vector >= 32 && c->irq_vector < 255;
+	__atomic_fetch_and(&c->flags, ~NVX_UVM_CTRL_WANT_IRQ,
+			   __ATOMIC_SEQ_CST);
+
+	heap = ((unsigned long)_end + 4095) & ~4095UL;
+	heap_end = c->mem_size < MAPPED_END ? c->mem_size : MAPPED_END;
+	heap_skip(c->sq_gpa, sq_n * sizeof(struct nvx_uvm_msg));
+	heap_skip(c->cq_gpa, cq_n * sizeof(struct nvx_uvm_msg));
+
+	memcpy(argbuf, c->args, NVX_UVM_ARGS_SIZE);
+	p = argbuf;
+	for (argc = 0; argc < c->argc && p < argbuf + NVX_UVM_ARGS_SIZE;
+	     argc++) {
+		argv[argc] = p;
+		p += strlen(p) + 1;
+	}
+	argv[argc] = NULL;
+
+	exit(nvx_main(argc, argv));
+}
