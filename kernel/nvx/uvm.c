@@ -112,6 +112,7 @@ struct nvx_uvm_chan {
 	struct file *grant_file;
 	struct nvx_uvm_ep *ep;
 	struct eventfd_ctx *irq;
+	struct file *irq_file;		/* keeps the VMM's irqfd wired */
 	struct nvx_uvm_ctrl *ctrl;	/* in the direct map */
 	u64 mem_size;
 	u64 sq_gpa;
@@ -141,11 +142,14 @@ struct nvx_uvm_chan {
 	u64 irqs;
 };
 
-static DEFINE_IDA(nvx_uvm_vm_ids);
 static DEFINE_IDA(nvx_uvm_ep_ids);
-/* Channels by VM, so that a VM gets at most one. */
+/*
+ * Channels by VM, so that a VM gets at most one, and VM ids, allocated
+ * cyclically so that a stale cookie or notice never names a newer VM.
+ */
 static DEFINE_MUTEX(nvx_uvm_chans_lock);
 static LIST_HEAD(nvx_uvm_chans);
+static DEFINE_IDR(nvx_uvm_vm_idr);
 
 static const struct file_operations nvx_uvm_ep_fops;
 
@@ -250,14 +254,19 @@ static void nvx_uvm_chan_free(struct kref *ref)
 
 	if (ch->irq)
 		eventfd_ctx_put(ch->irq);
+	if (ch->irq_file)
+		fput(ch->irq_file);
 	if (ch->grant_file)
 		fput(ch->grant_file);
 	if (ch->kvm)
 		kvm_put_kvm(ch->kvm);
 	if (ch->ep)
 		kref_put(&ch->ep->ref, nvx_uvm_ep_free);
-	if (ch->vm_id)
-		ida_free(&nvx_uvm_vm_ids, ch->vm_id);
+	if (ch->vm_id) {
+		mutex_lock(&nvx_uvm_chans_lock);
+		idr_remove(&nvx_uvm_vm_idr, ch->vm_id);
+		mutex_unlock(&nvx_uvm_chans_lock);
+	}
 	kfree(ch->gone);
 	kvfree(ch->slots);
 	kfree(ch->free);
@@ -278,6 +287,24 @@ static void nvx_uvm_signal(struct nvx_uvm_chan *ch)
 }
 
 /*
+ * KVM_REQ_VM_DEAD does not wake a halted vCPU, and a VMM may have torn
+ * down its irqfd already (closing the VM fd does). Unhalt every vCPU the
+ * way KVM's own PV kick does (x86): the vCPU becomes runnable, and its
+ * next entry sees the VM dead and returns -EIO to the VMM.
+ */
+static void nvx_uvm_unhalt_all(struct kvm *kvm)
+{
+	struct kvm_vcpu *vcpu;
+	unsigned long i;
+
+	kvm_for_each_vcpu(i, vcpu, kvm) {
+		WRITE_ONCE(vcpu->arch.pv.pv_unhalted, true);
+		kvm_make_request(KVM_REQ_EVENT, vcpu);
+		kvm_vcpu_kick(vcpu);
+	}
+}
+
+/*
  * Stop the VM for @reason: KVM_RUN fails with -EIO from now on and a
  * halted vCPU is woken to notice. Called with ch->lock held.
  */
@@ -290,6 +317,7 @@ static void nvx_uvm_fail(struct nvx_uvm_chan *ch, u32 reason, u64 detail)
 	ch->detail = detail;
 	trace_nvx_uvm_fail(ch->vm_id, reason, detail);
 	kvm_vm_dead(ch->kvm);
+	nvx_uvm_unhalt_all(ch->kvm);
 	nvx_uvm_signal(ch);
 }
 
@@ -439,7 +467,8 @@ static void nvx_uvm_doorbell(struct nvx_uvm_chan *ch)
 		}
 		nvx_uvm_fail(ch, reason, detail);
 	} else if (taken) {
-		wake_up(&ep->wq);
+		/* receivers wait exclusively: one per message */
+		wake_up_nr(&ep->wq, taken);
 	}
 out:
 	mutex_unlock(&ch->lock);
@@ -1151,7 +1180,16 @@ int nvx_ioc_uvm_attach(struct file *file, void *argp, struct nvx_new_fd *nfd)
 	if (ret)
 		goto err;
 	if (a->irq_fd != -1) {
-		ch->irq = eventfd_ctx_fdget(a->irq_fd);
+		/*
+		 * Hold the file, not only the context: KVM's irqfd goes away
+		 * when the eventfd file is released, and a stopped VM's
+		 * halted vCPU is woken through it.
+		 */
+		ch->irq_file = fget(a->irq_fd);
+		ret = -EBADF;
+		if (!ch->irq_file)
+			goto err;
+		ch->irq = eventfd_ctx_fileget(ch->irq_file);
 		if (IS_ERR(ch->irq)) {
 			ret = PTR_ERR(ch->irq);
 			ch->irq = NULL;
@@ -1170,7 +1208,9 @@ int nvx_ioc_uvm_attach(struct file *file, void *argp, struct nvx_new_fd *nfd)
 		ch->free[i] = ch->cq_n - 1 - i;
 	}
 	ch->nr_free = ch->cq_n;
-	ret = ida_alloc_min(&nvx_uvm_vm_ids, 1, GFP_KERNEL);
+	mutex_lock(&nvx_uvm_chans_lock);
+	ret = idr_alloc_cyclic(&nvx_uvm_vm_idr, ch, 1, INT_MAX, GFP_KERNEL);
+	mutex_unlock(&nvx_uvm_chans_lock);
 	if (ret < 0)
 		goto err;
 	ch->vm_id = ret;

@@ -215,8 +215,10 @@ struct nvx_uvm_endpoint {
  * @grant_fd: in: the grant that is the guest's RAM, mapped at GPA 0.
  * @ep_fd: in: the endpoint.
  * @irq_fd: in: an eventfd bound to the VM with KVM_IRQFD, signalled when
- *	a completion arrives while the guest asked for NVX_UVM_CTRL_WANT_IRQ;
- *	-1 for none (the guest then polls).
+ *	a completion arrives while the guest asked for NVX_UVM_CTRL_WANT_IRQ,
+ *	and when the VM is stopped (to wake a halted vCPU); the channel
+ *	holds the file. -1 for none: the guest must then poll, and a halted
+ *	vCPU of a stopped VM returns only on a signal to its thread.
  * @sq_entries: in: power of two up to NVX_UVM_MAX_ENTRIES; 0 = 64.
  * @cq_entries: in: as @sq_entries.
  * @ctrl_gpa: in: page-aligned GPA of the control page.
@@ -268,7 +270,9 @@ struct nvx_uvm_attach {
  * @pad: out: 0.
  * @msg: out: the message; @msg.src_vm and @msg.src_tid say who sent it.
  *
- * Errors: -EAGAIN (nothing waits, nonblocking), -EINTR, -EFAULT, -EINVAL.
+ * Errors: -EAGAIN (nothing waits, nonblocking), -EINTR (a signal; the
+ * call restarts under SA_RESTART), -EFAULT (the message stays queued),
+ * -EINVAL.
  */
 struct nvx_uvm_recv {
 	__u32 flags;

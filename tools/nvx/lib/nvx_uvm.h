@@ -473,10 +473,16 @@ static inline int nvx_uvm_run(struct nvx_uvm_vm *vm)
 		}
 		case KVM_EXIT_INTR:
 			continue;
-		case KVM_EXIT_SHUTDOWN:
+		case KVM_EXIT_SHUTDOWN: {
+			struct kvm_regs regs;
+
+			/* a triple fault: the detail is where */
 			vm->reason = NVX_UVM_ERR_SHUTDOWN;
 			vm->detail = 0;
+			if (!ioctl(vm->vcpu_fd, KVM_GET_REGS, &regs))
+				vm->detail = regs.rip;
 			return -EIO;
+		}
 		default:
 			vm->reason = NVX_UVM_ERR_VMM;
 			vm->detail = run->exit_reason;
