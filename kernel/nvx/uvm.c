@@ -217,14 +217,15 @@ static size_t nvx_uvm_copy_user(struct nvx_uvm_chan *ch, u64 gpa,
  * Move up to @len bytes between a slot's segments and user memory;
  * returns the bytes moved or -EFAULT when nothing could be.
  */
-static long nvx_uvm_sg_user(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s,
+static long nvx_uvm_sg_user(struct nvx_uvm_chan *ch,
+			    const struct nvx_uvm_sg *sg, u32 nr,
 			    void __user *ubuf, u32 len, bool to_guest)
 {
 	u32 i, done = 0;
 
-	for (i = 0; i < s->msg.sg_nr && done < len; i++) {
-		u32 n = min(len - done, s->sg[i].len);
-		size_t got = nvx_uvm_copy_user(ch, s->sg[i].gpa, ubuf + done,
+	for (i = 0; i < nr && done < len; i++) {
+		u32 n = min(len - done, sg[i].len);
+		size_t got = nvx_uvm_copy_user(ch, sg[i].gpa, ubuf + done,
 					       n, to_guest);
 
 		done += got;
@@ -678,9 +679,13 @@ static __poll_t nvx_uvm_ep_poll(struct file *file, poll_table *wait)
 	return mask;
 }
 
-/* ep->lock held: the next message, or false. */
+/*
+ * ep->lock held: the next message, or false. A slot's segments are
+ * copied into @sg while it is still QUEUED: once TAKEN, a REPLY may free
+ * it at any time.
+ */
 static bool nvx_uvm_ep_pop(struct nvx_uvm_ep *ep, struct nvx_uvm_recv *r,
-			   struct nvx_uvm_slot **slot)
+			   struct nvx_uvm_slot **slot, struct nvx_uvm_sg *sg)
 {
 	struct nvx_uvm_gone *g;
 	struct nvx_uvm_slot *s;
@@ -700,6 +705,8 @@ static bool nvx_uvm_ep_pop(struct nvx_uvm_ep *ep, struct nvx_uvm_recv *r,
 	if (!s)
 		return false;
 	list_del(&s->node);
+	if (s->msg.flags & NVX_UVM_MSGF_PUSH)
+		memcpy(sg, s->sg, s->msg.sg_nr * sizeof(*sg));
 	s->state = NVX_UVM_SLOT_TAKEN;
 	s->ch->taken++;
 	ep->queued--;
@@ -717,10 +724,12 @@ static int nvx_uvm_ep_recv(struct file *file, void *argp,
 {
 	struct nvx_uvm_ep *ep = file->private_data;
 	struct nvx_uvm_recv *r = argp;
+	struct nvx_uvm_sg sg[NVX_UVM_MAX_SG];
 	struct nvx_uvm_slot *s;
 	struct nvx_uvm_chan *ch;
 	bool nonblock;
 	long got;
+	u16 gen;
 	int ret;
 
 	if (r->flags & ~NVX_UVM_RECV_FLAGS)
@@ -730,7 +739,7 @@ static int nvx_uvm_ep_recv(struct file *file, void *argp,
 	r->pad = 0;
 	for (;;) {
 		spin_lock(&ep->lock);
-		if (nvx_uvm_ep_pop(ep, r, &s))
+		if (nvx_uvm_ep_pop(ep, r, &s, sg))
 			break;
 		spin_unlock(&ep->lock);
 		if (nonblock)
@@ -745,10 +754,22 @@ static int nvx_uvm_ep_recv(struct file *file, void *argp,
 		return 0;
 
 	ch = s->ch;
-	if (s->msg.flags & NVX_UVM_MSGF_PUSH) {
-		got = nvx_uvm_sg_user(ch, s, u64_to_user_ptr(r->buf),
-				      min(r->buf_len, s->total), false);
-		if (got < 0) {
+	gen = (r->cookie >> 16) & 0xffff;
+	if (r->msg.flags & NVX_UVM_MSGF_PUSH) {
+		/*
+		 * Copy without the channel lock (the system process's page
+		 * faults must not stall the vCPU's doorbell); the grant
+		 * stays while we hold the channel. A REPLY racing with us on
+		 * a guessed cookie may free the slot meanwhile: re-check it
+		 * under the lock before touching it again.
+		 */
+		got = nvx_uvm_sg_user(ch, sg, r->msg.sg_nr,
+				      u64_to_user_ptr(r->buf),
+				      min(r->buf_len, r->data_len), false);
+		mutex_lock(&ch->lock);
+		if (s->state != NVX_UVM_SLOT_TAKEN || s->gen != gen) {
+			got = got < 0 ? got : 0;
+		} else if (got < 0) {
 			/* put it back: the next RECV gets it again */
 			spin_lock(&ep->lock);
 			if (!ch->detached) {
@@ -759,15 +780,17 @@ static int nvx_uvm_ep_recv(struct file *file, void *argp,
 				list_add(&s->node, &ep->queue);
 			}
 			spin_unlock(&ep->lock);
+			wake_up(&ep->wq);
+		} else {
+			s->pushed = got;
+			ch->bulk_out += got;
+			trace_nvx_uvm_bulk(ch->vm_id, true, got);
+		}
+		mutex_unlock(&ch->lock);
+		if (got < 0) {
 			nvx_uvm_chan_put(ch);
 			return -EFAULT;
 		}
-		/* only this receiver touches a TAKEN slot's counts */
-		s->pushed = got;
-		mutex_lock(&ch->lock);
-		ch->bulk_out += got;
-		mutex_unlock(&ch->lock);
-		trace_nvx_uvm_bulk(ch->vm_id, true, got);
 	}
 	nvx_uvm_chan_put(ch);
 	return 0;
@@ -876,8 +899,8 @@ static int nvx_uvm_ep_reply(struct file *file, void *argp,
 	if (r->buf_len > s->total)
 		goto out;
 	if (r->buf_len) {
-		got = nvx_uvm_sg_user(ch, s, u64_to_user_ptr(r->buf),
-				      r->buf_len, true);
+		got = nvx_uvm_sg_user(ch, s->sg, s->msg.sg_nr,
+				      u64_to_user_ptr(r->buf), r->buf_len, true);
 		ret = -EFAULT;
 		if (got < 0)
 			goto out;

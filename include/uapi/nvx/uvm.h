@@ -105,7 +105,11 @@ struct nvx_uvm_ctrl {
 #define NVX_UVM_MSG_EXIT	4	/* payload[0..3] = exit status */
 #define NVX_UVM_MSG_CLOCK	5	/* reply payload: CLOCK_REALTIME ns */
 #define NVX_UVM_MSG_GUEST_MAX	63
-/* made by the kernel for the endpoint only: a VM detached or failed */
+/*
+ * Made by the kernel for the endpoint only: a VM's channel was closed
+ * (status: minus the enum nvx_uvm_reason it ended with, payload[0..7]:
+ * the detail). A stopped VM's notice comes when its VMM closes it.
+ */
 #define NVX_UVM_MSG_VM_GONE	64
 
 /* struct nvx_uvm_msg.flags */
@@ -216,14 +220,16 @@ struct nvx_uvm_endpoint {
  * @ep_fd: in: the endpoint.
  * @irq_fd: in: an eventfd bound to the VM with KVM_IRQFD, signalled when
  *	a completion arrives while the guest asked for NVX_UVM_CTRL_WANT_IRQ,
- *	and when the VM is stopped (to wake a halted vCPU); the channel
- *	holds the file. -1 for none: the guest must then poll, and a halted
- *	vCPU of a stopped VM returns only on a signal to its thread.
+ *	and when the VM is stopped; the channel holds the file (but KVM
+ *	drops its irqfds when the VM fd is closed). -1 for none: the guest
+ *	must then poll for completions. A stopped VM's halted vCPUs are
+ *	woken either way.
  * @sq_entries: in: power of two up to NVX_UVM_MAX_ENTRIES; 0 = 64.
  * @cq_entries: in: as @sq_entries.
  * @ctrl_gpa: in: page-aligned GPA of the control page.
  * @sq_gpa: in: 64-byte aligned GPA of the submission ring.
  * @cq_gpa: in: 64-byte aligned GPA of the completion ring.
+ * @pad: in: must be 0.
  * @fd: out: the channel fd; closing it detaches the VM.
  * @vm_id: out: the VM's id.
  * @mem_size: out: guest RAM in bytes.
