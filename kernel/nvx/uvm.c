@@ -85,7 +85,7 @@ struct nvx_uvm_gone {
 
 struct nvx_uvm_ep {
 	struct kref ref;
-	spinlock_t lock;
+	spinlock_t lock;		/* the fields below, the queues */
 	wait_queue_head_t wq;
 	struct list_head queue;		/* QUEUED slots, oldest first */
 	struct list_head gone;		/* struct nvx_uvm_gone */
@@ -104,7 +104,7 @@ struct nvx_uvm_ep {
 
 struct nvx_uvm_chan {
 	struct kref ref;
-	struct mutex lock;
+	struct mutex lock;		/* rings, slots, state, counters */
 	struct kvm_io_device iodev;
 	struct list_head node;		/* nvx_uvm_chans */
 	struct kvm *kvm;

@@ -540,7 +540,7 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 {
 	struct nvx_uvm_endpoint ep = { .flags = NVX_UVM_EP_CLOEXEC,
 				       .max_vms = 1 };
-	char ns[16], ws[16], *argv[] = { "test", "ping", ns, ws };
+	char ns[16], ws[16], *argv[4];
 	struct nvx_uvm_serve sv = { .in_fd = -1, .out_fd = -1, .err_fd = 2 };
 	struct nvx_uvm_opts o = { 0 };
 	struct nvx_uvm_bench_vm b;
@@ -552,6 +552,10 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 	uint64_t t0;
 	int ret, finished = 0;
 
+	argv[0] = "test";
+	argv[1] = "ping";
+	argv[2] = ns;
+	argv[3] = ws;
 	snprintf(ns, sizeof(ns), "%u", n);
 	snprintf(ws, sizeof(ws), "%u", w);
 	sv.buf = malloc(NVX_UVM_MAX_BULK);
@@ -680,12 +684,18 @@ static double nvx_pct(uint64_t *v, unsigned int n, double p)
 static int nvx_uvm_bench_cold(struct nvx_uvm_bench *b, const char *hello,
 			      const char *host)
 {
-	char self[PATH_MAX];
-	char *uvm_argv[] = { self, "uvm", "run", (char *)hello, NULL };
-	char *host_argv[] = { (char *)host, NULL };
+	char self[PATH_MAX], *uvm_argv[5], *host_argv[2];
 	unsigned int i;
 	ssize_t len;
 	int ret;
+
+	uvm_argv[0] = self;
+	uvm_argv[1] = "uvm";
+	uvm_argv[2] = "run";
+	uvm_argv[3] = (char *)hello;
+	uvm_argv[4] = NULL;
+	host_argv[0] = (char *)host;
+	host_argv[1] = NULL;
 
 	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (len <= 0)
@@ -764,9 +774,12 @@ static void nvx_uvm_bench_print(struct nvx_ctx *ctx, struct nvx_uvm_bench *b)
 		       b->rate[s]);
 	printf("round trip slow/fast: %.2f   throughput fast/slow: %.2f\n",
 	       b->rtt_us[1] / b->rtt_us[0], b->rate[0] / b->rate[1]);
-	printf("cold start to first byte, %u runs: uvm run hello p50 %.2f ms p99 %.2f ms; fork+exec static host hello p50 %.2f ms p99 %.2f ms; ratio p50 %.2f\n",
-	       b->runs, b->uvm_p50, b->uvm_p99, b->host_p50, b->host_p99,
-	       b->uvm_p50 / b->host_p50);
+	printf("cold start to first byte, %u runs:\n", b->runs);
+	printf("  uvm run hello               p50 %8.2f ms  p99 %8.2f ms\n",
+	       b->uvm_p50, b->uvm_p99);
+	printf("  fork+exec static host hello p50 %8.2f ms  p99 %8.2f ms\n",
+	       b->host_p50, b->host_p99);
+	printf("  ratio of the p50s: %.2f\n", b->uvm_p50 / b->host_p50);
 	printf("headline (fast path userspace exits per message): %.4f\n",
 	       b->exits_per_msg[0]);
 }

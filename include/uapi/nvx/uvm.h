@@ -33,7 +33,7 @@
 #define NVX_UVM_CTRL_VERSION	1
 
 /* struct nvx_uvm_ctrl.flags, written by the guest */
-#define NVX_UVM_CTRL_WANT_IRQ	(1U << 0)	/* halted: signal the irqfd */
+#define NVX_UVM_CTRL_WANT_IRQ	0x1U	/* halted: signal the irqfd */
 
 #define NVX_UVM_SEED_SIZE	32
 #define NVX_UVM_ARGS_SIZE	512
@@ -113,8 +113,8 @@ struct nvx_uvm_ctrl {
 #define NVX_UVM_MSG_VM_GONE	64
 
 /* struct nvx_uvm_msg.flags */
-#define NVX_UVM_MSGF_PUSH	(1U << 0)	/* sg holds guest data out */
-#define NVX_UVM_MSGF_PULL	(1U << 1)	/* sg receives data in */
+#define NVX_UVM_MSGF_PUSH	0x1U	/* sg holds guest data out */
+#define NVX_UVM_MSGF_PULL	0x2U	/* sg receives data in */
 #define NVX_UVM_MSGF_ALL	(NVX_UVM_MSGF_PUSH | NVX_UVM_MSGF_PULL)
 
 #define NVX_UVM_PAYLOAD		24
@@ -187,7 +187,7 @@ enum nvx_uvm_reason {
 #define NVX_UVM_MAX_VMS		256	/* per endpoint */
 
 /* struct nvx_uvm_endpoint.flags */
-#define NVX_UVM_EP_CLOEXEC	(1U << 0)
+#define NVX_UVM_EP_CLOEXEC	0x1U
 #define NVX_UVM_EP_FLAGS	NVX_UVM_EP_CLOEXEC
 
 /**
@@ -206,8 +206,8 @@ struct nvx_uvm_endpoint {
 };
 
 /* struct nvx_uvm_attach.flags */
-#define NVX_UVM_ATTACH_CLOEXEC	(1U << 0)
-#define NVX_UVM_ATTACH_SLOW	(1U << 1)	/* doorbells via the VMM */
+#define NVX_UVM_ATTACH_CLOEXEC	0x1U
+#define NVX_UVM_ATTACH_SLOW	0x2U	/* doorbells via the VMM */
 #define NVX_UVM_ATTACH_FLAGS	(NVX_UVM_ATTACH_CLOEXEC | NVX_UVM_ATTACH_SLOW)
 
 /**
@@ -261,7 +261,7 @@ struct nvx_uvm_attach {
 #define NVX_IOC_UVM_ATTACH	_IOWR(NVX_IOC_MAGIC, 0x31, struct nvx_uvm_attach)
 
 /* struct nvx_uvm_recv.flags */
-#define NVX_UVM_RECV_NONBLOCK	(1U << 0)
+#define NVX_UVM_RECV_NONBLOCK	0x1U
 #define NVX_UVM_RECV_FLAGS	NVX_UVM_RECV_NONBLOCK
 
 /**

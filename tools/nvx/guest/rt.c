@@ -17,9 +17,6 @@
 #define BAD_CTRL	0x200		/* exit status: no valid ctrl page */
 #define MAPPED_END	(4ULL << 30)	/* the VMM maps the first 4 GiB */
 
-extern char _end[];
-extern char exc_stubs[], irq_stub[], spurious_stub[];
-
 struct idt_gate {
 	__u16 off_lo;
 	__u16 sel;
@@ -65,7 +62,7 @@ unsigned int nvx_tag(void)
 
 void nvx_doorbell(void)
 {
-	outl(NVX_UVM_PORT_DOORBELL, 0);
+	port_out32(NVX_UVM_PORT_DOORBELL, 0);
 }
 
 /* Publish one SQ entry and ring; the kernel takes it during the out. */
@@ -251,7 +248,7 @@ long read(int fd, void *buf, unsigned long n)
 
 void exit_now(int status)
 {
-	outl(NVX_UVM_PORT_EXIT, status);
+	port_out32(NVX_UVM_PORT_EXIT, status);
 	for (;;)
 		asm volatile("cli; hlt" ::: "memory");
 }

@@ -12,6 +12,12 @@
 
 #include <nvx/uvm.h>
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* from the linker script and entry.S */
+extern char _end[];
+extern char exc_stubs[], irq_stub[], spurious_stub[];
+
 #define NULL		((void *)0)
 #define noreturn	__attribute__((noreturn))
 #define __aligned(x)	__attribute__((aligned(x)))
@@ -97,12 +103,12 @@ static inline void cpu_relax(void)
 	asm volatile("pause" ::: "memory");
 }
 
-static inline void outb(unsigned short port, unsigned char v)
+static inline void port_out8(unsigned short port, unsigned char v)
 {
 	asm volatile("outb %0, %1" :: "a"(v), "Nd"(port) : "memory");
 }
 
-static inline void outl(unsigned short port, unsigned int v)
+static inline void port_out32(unsigned short port, unsigned int v)
 {
 	asm volatile("outl %0, %1" :: "a"(v), "Nd"(port) : "memory");
 }

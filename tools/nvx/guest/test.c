@@ -165,7 +165,7 @@ static int test_bad(const char *mode)
 	unsigned int i;
 
 	if (!strcmp(mode, "badport")) {
-		outb(0x80, 0);
+		port_out8(0x80, 0);
 		not_stopped(0);
 	}
 	if (!strcmp(mode, "badring")) {
@@ -228,14 +228,18 @@ static int test_wait(void)
 	return 0;
 }
 
-static int usage(void)
+static int print_usage(void)
 {
-	static const char u[] =
-		"usage: test ping N [W] | bulk SIZE OFF | seed | args | clock |"
-		" spin | pushloop | wait | badport | badring | oversize |"
-		" badaddr | badsg | badmsg | flood\n";
+	static const char *const u[] = {
+		"usage: test MODE [ARGS]\n",
+		"modes: ping N [W] | bulk SIZE OFF | seed | args | clock |\n",
+		"  spin | pushloop | wait | badport | badring | oversize |\n",
+		"  badaddr | badsg | badmsg | flood\n",
+	};
+	unsigned int i;
 
-	write(2, u, sizeof(u) - 1);
+	for (i = 0; i < ARRAY_SIZE(u); i++)
+		write(2, u[i], strlen(u[i]));
 	return 2;
 }
 
@@ -247,7 +251,7 @@ int nvx_main(int argc, char **argv)
 	args = argv;
 	nargs = argc;
 	if (argc < 2)
-		return usage();
+		return print_usage();
 	mode = argv[1];
 	if (!strcmp(mode, "ping"))
 		return test_ping();
@@ -269,5 +273,5 @@ int nvx_main(int argc, char **argv)
 	if (!strcmp(mode, "wait"))
 		return test_wait();
 	ret = test_bad(mode);
-	return ret < 0 ? usage() : ret;
+	return ret < 0 ? print_usage() : ret;
 }

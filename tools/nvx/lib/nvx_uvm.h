@@ -50,6 +50,8 @@
 #define NVX_UVM_IRQ_VECTOR	0x40
 #define NVX_UVM_IRQ_GSI		1
 
+#define NVX_UVM_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 /* Reasons only the VMM sees, after enum nvx_uvm_reason. */
 #define NVX_UVM_ERR_SHUTDOWN	(NVX_UVM_NR_REASONS + 0)	/* triple fault */
 #define NVX_UVM_ERR_VMM		(NVX_UVM_NR_REASONS + 1)	/* KVM failed */
@@ -62,7 +64,7 @@ static inline const char *nvx_uvm_reason_name(unsigned int r)
 		"shutdown", "vmm-error",
 	};
 
-	return r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
+	return r < NVX_UVM_ARRAY_SIZE(names) ? names[r] : "unknown";
 }
 
 struct nvx_uvm_opts {
@@ -91,7 +93,7 @@ struct nvx_uvm_vm {
 	uint64_t detail;
 	uint64_t kicks;		/* doorbells passed on (slow path) */
 	uint64_t runs;		/* returns from KVM_RUN */
-	volatile int stop;	/* set to make nvx_uvm_run() return */
+	int stop;		/* set to make nvx_uvm_run() return */
 };
 
 /* Read one u64 statistic of KVM's binary stats fd; -1 when absent. */
@@ -140,7 +142,7 @@ static inline void nvx_uvm_destroy(struct nvx_uvm_vm *vm)
 	if (vm->mem && vm->mem != MAP_FAILED)
 		munmap(vm->mem, vm->mem_size);
 	vm->mem = NULL;
-	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+	for (i = 0; i < NVX_UVM_ARRAY_SIZE(fds); i++) {
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 		*fds[i] = -1;
@@ -199,7 +201,11 @@ static inline int nvx_uvm__long_mode(struct nvx_uvm_vm *vm)
 	ds.l = 0;
 	ds.db = 1;
 	sregs.cs = cs;
-	sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = ds;
+	sregs.ds = ds;
+	sregs.es = ds;
+	sregs.fs = ds;
+	sregs.gs = ds;
+	sregs.ss = ds;
 	sregs.gdt.base = NVX_UVM_GDT_GPA;
 	sregs.gdt.limit = 3 * 8 - 1;
 	sregs.cr3 = NVX_UVM_PML4_GPA;
@@ -299,27 +305,32 @@ static inline int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 	struct kvm_userspace_memory_region region;
 	struct nvx_grant_create g;
 	struct nvx_uvm_attach a;
-	int ret, khz;
+	int ret, khz, sz;
 
 	memset(vm, 0, sizeof(*vm));
-	vm->kvm_fd = vm->vm_fd = vm->vcpu_fd = vm->grant_fd = -1;
-	vm->chan_fd = vm->irq_fd = vm->stats_fd = -1;
+	vm->kvm_fd = -1;
+	vm->vm_fd = -1;
+	vm->vcpu_fd = -1;
+	vm->grant_fd = -1;
+	vm->chan_fd = -1;
+	vm->irq_fd = -1;
+	vm->stats_fd = -1;
 	vm->slow = o->slow;
 
-#define NVX_UVM_STEP(what, expr)					\
-	do {								\
-		*where = what;						\
-		if ((expr) < 0)						\
-			return -errno;					\
-	} while (0)
+/* Name the step, run it: 0, or -errno when it returned < 0. */
+#define NVX_UVM_STEP(what, expr)	(*where = (what), (expr) < 0 ? -errno : 0)
 
-	NVX_UVM_STEP("open /dev/kvm",
-		     vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC));
+	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	ret = NVX_UVM_STEP("open /dev/kvm", vm->kvm_fd);
+	if (ret)
+		return ret;
 	memset(&g, 0, sizeof(g));
 	g.flags = NVX_GRANT_WAIT | NVX_GRANT_CLOEXEC;
 	g.node = NVX_NODE_ANY;
 	g.bytes = o->mem ? o->mem : 4ULL << 20;
-	NVX_UVM_STEP("grant guest RAM", ioctl(nvx_fd, NVX_IOC_GRANT, &g));
+	ret = NVX_UVM_STEP("grant guest RAM", ioctl(nvx_fd, NVX_IOC_GRANT, &g));
+	if (ret)
+		return ret;
 	vm->grant_fd = g.fd;
 	vm->mem_size = g.granted;
 	*where = "map guest RAM";
@@ -330,21 +341,31 @@ static inline int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 		return -errno;
 	}
 	vm->ctrl = (struct nvx_uvm_ctrl *)((char *)vm->mem + NVX_UVM_CTRL_GPA);
-	NVX_UVM_STEP("KVM_CREATE_VM",
-		     vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0));
+	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
+	ret = NVX_UVM_STEP("KVM_CREATE_VM", vm->vm_fd);
+	if (ret)
+		return ret;
 	memset(&region, 0, sizeof(region));
 	region.guest_phys_addr = 0;
 	region.memory_size = vm->mem_size;
 	region.userspace_addr = (uintptr_t)vm->mem;
-	NVX_UVM_STEP("KVM_SET_USER_MEMORY_REGION",
-		     ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &region));
-	NVX_UVM_STEP("KVM_CREATE_IRQCHIP",
-		     ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0));
-	NVX_UVM_STEP("KVM_CREATE_VCPU",
-		     vm->vcpu_fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, 0));
-	NVX_UVM_STEP("KVM_GET_VCPU_MMAP_SIZE",
-		     ret = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0));
-	vm->run_size = ret;
+	ret = NVX_UVM_STEP("KVM_SET_USER_MEMORY_REGION",
+			   ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &region));
+	if (ret)
+		return ret;
+	ret = NVX_UVM_STEP("KVM_CREATE_IRQCHIP",
+			   ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0));
+	if (ret)
+		return ret;
+	vm->vcpu_fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, 0);
+	ret = NVX_UVM_STEP("KVM_CREATE_VCPU", vm->vcpu_fd);
+	if (ret)
+		return ret;
+	sz = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	ret = NVX_UVM_STEP("KVM_GET_VCPU_MMAP_SIZE", sz);
+	if (ret)
+		return ret;
+	vm->run_size = sz;
 	*where = "map kvm_run";
 	vm->run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       vm->vcpu_fd, 0);
@@ -352,8 +373,10 @@ static inline int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 		vm->run = NULL;
 		return -errno;
 	}
-	NVX_UVM_STEP("KVM_GET_STATS_FD",
-		     vm->stats_fd = ioctl(vm->vcpu_fd, KVM_GET_STATS_FD, 0));
+	vm->stats_fd = ioctl(vm->vcpu_fd, KVM_GET_STATS_FD, 0);
+	ret = NVX_UVM_STEP("KVM_GET_STATS_FD", vm->stats_fd);
+	if (ret)
+		return ret;
 	*where = "KVM_SET_CPUID2";
 	ret = nvx_uvm__cpuid(vm);
 	if (ret)
@@ -389,7 +412,9 @@ static inline int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 	a.ctrl_gpa = NVX_UVM_CTRL_GPA;
 	a.sq_gpa = NVX_UVM_SQ_GPA;
 	a.cq_gpa = NVX_UVM_CQ_GPA;
-	NVX_UVM_STEP("NVX_IOC_UVM_ATTACH", ioctl(nvx_fd, NVX_IOC_UVM_ATTACH, &a));
+	ret = NVX_UVM_STEP("NVX_IOC_UVM_ATTACH", ioctl(nvx_fd, NVX_IOC_UVM_ATTACH, &a));
+	if (ret)
+		return ret;
 	vm->chan_fd = a.fd;
 	vm->vm_id = a.vm_id;
 #undef NVX_UVM_STEP
@@ -419,7 +444,7 @@ static inline int nvx_uvm_run(struct nvx_uvm_vm *vm)
 	struct kvm_run *run = vm->run;
 
 	for (;;) {
-		if (vm->stop)
+		if (__atomic_load_n(&vm->stop, __ATOMIC_RELAXED))
 			return -EINTR;
 		if (ioctl(vm->vcpu_fd, KVM_RUN, 0) < 0) {
 			int err = errno;
@@ -583,7 +608,7 @@ static inline int nvx_uvm_serve_msg(int ep_fd, struct nvx_uvm_serve *s,
 		memcpy(rep.msg.payload, &v, sizeof(v));
 		break;
 	default:
-		rep.msg.status = -ENOSYS;
+		rep.msg.status = -EOPNOTSUPP;
 		break;
 	}
 	s->served++;
