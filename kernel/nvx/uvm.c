@@ -877,7 +877,7 @@ static int nvx_uvm_ep_reply(struct file *file, void *argp,
 	long got = 0;
 	int ret;
 
-	if (r->flags)
+	if (r->flags || !r->msg.type || r->msg.type > NVX_UVM_MSG_GUEST_MAX)
 		return -EINVAL;
 	ch = nvx_uvm_ep_find(ep, r->cookie >> 32);
 	if (!ch)

@@ -297,8 +297,9 @@ struct nvx_uvm_recv {
  *	(at most their room: -EMSGSIZE otherwise); must be 0 otherwise.
  * @buf: in: the data.
  * @cookie: in: from NVX_UVM_EP_IOC_RECV.
- * @msg: in: @type, @status and @payload of the completion; the kernel
- *	fills in the rest (tag, source, bulk_len).
+ * @msg: in: @type (1..NVX_UVM_MSG_GUEST_MAX, -EINVAL otherwise),
+ *	@status and @payload of the completion; the kernel fills in the
+ *	rest (tag, source, bulk_len).
  *
  * Errors: -ESRCH (the VM is gone or stopped), -ENOENT (no such request
  * taken), -EMSGSIZE, -EFAULT, -EINVAL.

@@ -224,13 +224,13 @@ out:
 /*
  * A grant backs a KVM memslot, and a guest runs in it and writes into it.
  *
- * Nested KVM under QEMU TCG sometimes makes no progress at all for long
- * stretches (the guest never leaves its first instruction, in any memory;
- * seen on this project's build machine, whole runs at a time). A guest in
- * grant memory that does not run is therefore compared with a control
- * guest in anonymous memory: if the control does not run either, the
- * emulator is at fault and the test skips, saying so; if the control runs,
- * the grant is at fault and the test fails.
+ * Nested KVM makes no progress when the kernel failed to calibrate its
+ * TSC (KVM's clock update then fails on every entry; the test harness
+ * boots with tsc_early_khz= for that, see Documentation/nvx/testing.rst).
+ * A guest in grant memory that does not run is therefore compared with a
+ * control guest in anonymous memory: if the control does not run either,
+ * the machine is at fault and the test skips, saying so; if the control
+ * runs, the grant is at fault and the test fails.
  */
 POOL_TEST(kvm_memslot_runs_guest)
 {
