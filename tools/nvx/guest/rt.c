@@ -13,6 +13,12 @@
 #include "rt.h"
 
 #define LAPIC_SVR	0xfee000f0UL
+#define LAPIC_LVT_TIMER	0xfee00320UL
+#define LAPIC_TMR_INIT	0xfee00380UL
+#define LAPIC_TMR_DIV	0xfee003e0UL
+#define TICK_VECTOR	0xf0
+#define TICK_PERIODIC	0x20000		/* LVT timer mode: periodic */
+#define TICK_COUNT	10000000	/* 10 ms at KVM's 1 GHz APIC bus */
 #define SPIN_POLLS	200		/* polls of the CQ before sleeping */
 #define BAD_CTRL	0x200		/* exit status: no valid ctrl page */
 #define MAPPED_END	(4ULL << 30)	/* the VMM maps the first 4 GiB */
@@ -446,6 +452,25 @@ static void idt_init(void)
 	asm volatile("movl %0, (%1)" :: "r"(0x1ff), "r"(svr) : "memory");
 }
 
+static void lapic_write(unsigned long reg, __u32 v)
+{
+	asm volatile("movl %0, (%1)" :: "r"(v), "r"(reg) : "memory");
+}
+
+/*
+ * A periodic 10 ms tick, only to wake a halted guest: a safety net for
+ * a completion interrupt that never arrives. Under nested KVM in QEMU
+ * TCG a guest was seen not to continue after KVM had injected its
+ * completion interrupt (cause unknown); with the tick such a stall
+ * costs at most 10 ms. The tick's vector goes to irq_stub like any.
+ */
+static void tick_init(void)
+{
+	lapic_write(LAPIC_TMR_DIV, 0xb);			/* divide by 1 */
+	lapic_write(LAPIC_LVT_TIMER, TICK_PERIODIC | TICK_VECTOR);
+	lapic_write(LAPIC_TMR_INIT, TICK_COUNT);
+}
+
 static int ring_ok(__u32 n)
 {
 	return n && n <= NVX_UVM_MAX_ENTRIES && !(n & (n - 1));
@@ -481,6 +506,8 @@ noreturn void rt_start(struct nvx_uvm_ctrl *c)
 	cq_cons = c->cq_cons;
 	/* no vector: nothing would wake a hlt, so only poll */
 	use_irq = c->irq_vector >= 32 && c->irq_vector < 255;
+	if (use_irq)
+		tick_init();
 	__atomic_fetch_and(&c->flags, ~NVX_UVM_CTRL_WANT_IRQ,
 			   __ATOMIC_SEQ_CST);
 
