@@ -118,23 +118,6 @@ static int grant(int fd, uint64_t bytes)
 	return ret ? ret : g.fd;
 }
 
-/* Wait until no grant is live beyond @start: 0, or -ETIMEDOUT. */
-static int wait_granted(int fd, const struct nvx_pool_stats *start)
-{
-	struct nvx_pool_stats s;
-	uint64_t end = now_ms() + 10000;
-
-	while (now_ms() < end) {
-		if (pool_stats(fd, &s))
-			return -EIO;
-		if (s.granted_bytes == start->granted_bytes &&
-		    s.grants_live == start->grants_live)
-			return 0;
-		usleep(10000);
-	}
-	return -ETIMEDOUT;
-}
-
 /* --- helpers: the NIC and frames ------------------------------------ */
 
 /* Run a shell command built from @fmt: its exit status, or -1. */

@@ -255,23 +255,6 @@ static char *slurp(int fd, size_t *len)
 
 /* ------------------------------------------------------------- pool --- */
 
-/* Wait until the live grants are those of @start: 0, or -ETIMEDOUT. */
-static int wait_granted(int fd, const struct nvx_pool_stats *start)
-{
-	struct nvx_pool_stats s;
-	uint64_t end = now_ms() + 10000;
-
-	while (now_ms() < end) {
-		if (pool_stats(fd, &s))
-			return -EIO;
-		if (s.granted_bytes == start->granted_bytes &&
-		    s.grants_live == start->grants_live)
-			return 0;
-		usleep(10000);
-	}
-	return -ETIMEDOUT;
-}
-
 static uint64_t granted_now(int fd)
 {
 	struct nvx_pool_stats s;
