@@ -475,20 +475,28 @@ out:
 	mutex_unlock(&ch->lock);
 }
 
+/*
+ * A guest's write to a port of the channel, from the vCPU's exit path
+ * (fast path) or passed on by the VMM (KICK): the doorbell, or a port
+ * nobody owns, which stops the VM.
+ */
+static void nvx_uvm_port_write(struct nvx_uvm_chan *ch, u64 port)
+{
+	if (port != NVX_UVM_PORT_DOORBELL) {
+		mutex_lock(&ch->lock);
+		nvx_uvm_fail(ch, NVX_UVM_ERR_PORT, port);
+		mutex_unlock(&ch->lock);
+		return;
+	}
+	nvx_uvm_doorbell(ch);
+}
+
 static int nvx_uvm_iodev_write(struct kvm_vcpu *vcpu,
 			       struct kvm_io_device *dev, gpa_t addr, int len,
 			       const void *val)
 {
-	struct nvx_uvm_chan *ch = container_of(dev, struct nvx_uvm_chan,
-					       iodev);
-
-	if (addr != NVX_UVM_PORT_DOORBELL) {
-		mutex_lock(&ch->lock);
-		nvx_uvm_fail(ch, NVX_UVM_ERR_PORT, addr);
-		mutex_unlock(&ch->lock);
-		return 0;
-	}
-	nvx_uvm_doorbell(ch);
+	nvx_uvm_port_write(container_of(dev, struct nvx_uvm_chan, iodev),
+			   addr);
 	return 0;
 }
 
@@ -600,13 +608,7 @@ static int nvx_uvm_ioc_kick(struct file *file, void *argp,
 
 	if (k->flags || k->pad || !ch->slow)
 		return -EINVAL;
-	if (k->port != NVX_UVM_PORT_DOORBELL) {
-		mutex_lock(&ch->lock);
-		nvx_uvm_fail(ch, NVX_UVM_ERR_PORT, k->port);
-		mutex_unlock(&ch->lock);
-		return 0;
-	}
-	nvx_uvm_doorbell(ch);
+	nvx_uvm_port_write(ch, k->port);
 	return 0;
 }
 
