@@ -4,9 +4,10 @@
  *
  * The pool holds chunks of 2 MiB per NUMA node. A chunk is allocated
  * unmovable (GFP_KERNEL, never ZONE_MOVABLE or CMA, so a long-term pin
- * neither migrates nor fails), zeroed when it is added, and split into
- * order-0 pages so that every page has its own refcount (KVM and GUP
- * reject refcount-0 tail pages).
+ * neither migrates nor fails), zeroed when it is added, as one compound
+ * folio of PMD order: GUP and KVM take references on the folio, and the
+ * fault path maps a whole chunk with one PMD (do_set_pmd()) where the
+ * mapping is aligned.
  *
  * A chunk is in exactly one state, and on the list of that state:
  *
@@ -37,6 +38,7 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/highmem.h>
+#include <linux/huge_mm.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -76,7 +78,8 @@ MODULE_PARM_DESC(scrub_rate_mbps,
 /**
  * struct nvx_chunk - one chunk of pool memory
  * @list: on its node's clean or dirty list; unlinked while granted.
- * @page: first of NVX_CHUNK_PAGES order-0 pages, physically contiguous.
+ * @page: head page of a compound folio of NVX_CHUNK_PAGES pages; the pool
+ *	holds one reference to it.
  * @nid: NUMA node of the memory.
  */
 struct nvx_chunk {
@@ -156,15 +159,13 @@ static bool nvx_node_valid(u32 nid)
 	return nid < nr_node_ids && node_online(nid);
 }
 
-/* Does anyone but the pool hold a reference to a page of @c? */
+/*
+ * Does anyone but the pool hold a reference to @c (a mapping whose TLB
+ * flush is still pending, a GUP pin, a pipe buffer)?
+ */
 static bool nvx_chunk_busy(struct nvx_chunk *c)
 {
-	unsigned long i;
-
-	for (i = 0; i < NVX_CHUNK_PAGES; i++)
-		if (page_count(c->page + i) != 1)
-			return true;
-	return false;
+	return folio_ref_count(page_folio(c->page)) != 1;
 }
 
 static void nvx_chunk_zero(struct nvx_chunk *c)
@@ -187,29 +188,28 @@ static struct nvx_chunk *nvx_chunk_alloc(int nid)
 	if (!c)
 		return NULL;
 	/*
-	 * Unmovable and not compound: split_page() then gives every page a
-	 * refcount of its own. __GFP_ZERO prepares the memory here, off
-	 * every grant's path.
+	 * Unmovable and compound: one folio, so that the fault path can map
+	 * it with a PMD and every page's references count on the folio. Not
+	 * folio_alloc(): the folio is the driver's, neither anonymous nor in
+	 * the page cache, so it is not made rmappable (no deferred split).
+	 * __GFP_ZERO prepares the memory here, off every grant's path.
 	 */
-	page = alloc_pages_node(nid, GFP_KERNEL | __GFP_THISNODE |
+	page = alloc_pages_node(nid, GFP_KERNEL | __GFP_THISNODE | __GFP_COMP |
 				__GFP_NORETRY | __GFP_NOWARN | __GFP_ZERO,
 				NVX_CHUNK_ORDER);
 	if (!page) {
 		kfree(c);
 		return NULL;
 	}
-	split_page(page, NVX_CHUNK_ORDER);
 	c->page = page;
 	c->nid = nid;
 	return c;
 }
 
+/* Drop the pool's reference: the memory goes when the last other one does. */
 static void nvx_chunk_free(struct nvx_chunk *c)
 {
-	unsigned long i;
-
-	for (i = 0; i < NVX_CHUNK_PAGES; i++)
-		__free_page(c->page + i);
+	folio_put(page_folio(c->page));
 	kfree(c);
 }
 
@@ -619,7 +619,7 @@ static int nvx_grant_release(struct inode *inode, struct file *file)
  * @pgoff: page offset in the grant, below nvx_grant_bytes() >> PAGE_SHIFT.
  *
  * The pages of one chunk (NVX_POOL_CHUNK_SHIFT) are physically
- * contiguous and in the direct map.
+ * contiguous, in the direct map, and belong to one compound folio.
  *
  * Return: the page.
  */
@@ -629,6 +629,13 @@ struct page *nvx_grant_page(struct nvx_grant *g, unsigned long pgoff)
 	       (pgoff & (NVX_CHUNK_PAGES - 1));
 }
 
+/*
+ * The page at the fault's offset, with a reference for the mapping.
+ * finish_fault() maps its whole chunk with one PMD (do_set_pmd()) when
+ * the mapping's address and offset agree modulo 2 MiB and the chunk lies
+ * inside the VMA: the grant's inode has the grant's size, so the PMD is
+ * not beyond i_size. Otherwise it maps this one page.
+ */
 static vm_fault_t nvx_grant_fault(struct vm_fault *vmf)
 {
 	struct nvx_grant *g = vmf->vma->vm_file->private_data;
@@ -646,52 +653,28 @@ static const struct vm_operations_struct nvx_grant_vm_ops = {
 
 /*
  * mmap: shared mappings only (a private one would copy on write and
- * write elsewhere). The whole range is mapped now, chunk by chunk, with
- * vm_insert_pages(): no fault is taken on first touch. The pages are
- * ordinary refcounted pages, so GUP (also FOLL_LONGTERM) and KVM work.
+ * write elsewhere), inside the grant, never growing. Nothing is mapped
+ * here: the first touch of each chunk faults once and maps the chunk
+ * with a PMD (see nvx_grant_fault()); thp_get_unmapped_area() picks a
+ * 2 MiB-aligned address when the caller lets the kernel choose. The
+ * VMA is not VM_MIXEDMAP or VM_PFNMAP: the mappings are of ordinary
+ * refcounted folios, so GUP (also FOLL_LONGTERM), KVM, I/O and fork
+ * work, and unmapping drops the references the faults took.
  */
 static int nvx_grant_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct nvx_grant *g = file->private_data;
 	unsigned long total = g->nr_chunks * NVX_CHUNK_PAGES;
 	unsigned long pgoff = vma->vm_pgoff, npages = vma_pages(vma);
-	unsigned long addr = vma->vm_start;
-	struct page **pages;
-	int ret = 0;
 
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
 	if (pgoff >= total || npages > total - pgoff)
 		return -EINVAL;
 
-	vm_flags_set(vma, VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_ops = &nvx_grant_vm_ops;
-
-	pages = kmalloc_array(NVX_CHUNK_PAGES, sizeof(*pages), GFP_KERNEL);
-	if (!pages)
-		return 0;	/* the fault handler maps on demand */
-	while (npages) {
-		unsigned long in_chunk = NVX_CHUNK_PAGES -
-					 (pgoff & (NVX_CHUNK_PAGES - 1));
-		unsigned long n = min(npages, in_chunk), left, i;
-
-		for (i = 0; i < n; i++)
-			pages[i] = nvx_grant_page(g, pgoff + i);
-		left = n;
-		ret = vm_insert_pages(vma, addr, pages, &left);
-		if (ret)
-			break;
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
-			break;
-		}
-		cond_resched();
-		addr += n << PAGE_SHIFT;
-		pgoff += n;
-		npages -= n;
-	}
-	kfree(pages);
-	return ret;
+	return 0;
 }
 
 static long nvx_grant_ioctl(struct file *file, unsigned int cmd,
@@ -701,6 +684,7 @@ static const struct file_operations nvx_grant_fops = {
 	.owner = THIS_MODULE,
 	.release = nvx_grant_release,
 	.mmap = nvx_grant_mmap,
+	.get_unmapped_area = thp_get_unmapped_area,
 	.unlocked_ioctl = nvx_grant_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
@@ -903,12 +887,18 @@ int nvx_ioc_grant(struct file *file, void *argp, struct nvx_new_fd *nfd)
 		ret = fd;
 		goto err_free;
 	}
-	gfile = anon_inode_getfile("[nvx-grant]", &nvx_grant_fops, g, O_RDWR);
+	/*
+	 * An inode of its own, with the grant's size: the fault path maps a
+	 * PMD only below i_size (and fstat() shows the size).
+	 */
+	gfile = anon_inode_create_getfile("[nvx-grant]", &nvx_grant_fops, g,
+					  O_RDWR, NULL);
 	if (IS_ERR(gfile)) {
 		put_unused_fd(fd);
 		ret = PTR_ERR(gfile);
 		goto err_free;
 	}
+	i_size_write(file_inode(gfile), bytes);
 	/* from here on the file owns the grant: its release frees it */
 	atomic64_inc(&pool.grants);
 	atomic64_inc(&pool.grants_live);
