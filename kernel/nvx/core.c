@@ -83,11 +83,13 @@ static const struct nvx_ioctl_desc nvx_ioctls[] = {
 	NVX_IOCTL(NVX_IOC_FEATURES, sizeof(struct nvx_features),
 		  nvx_ioc_features, 0),
 #ifdef CONFIG_NVX_POOL
-	NVX_IOCTL(NVX_IOC_POOL_GROW, sizeof(struct nvx_pool_resize),
+	/* the sizes before chunk_shift and chunks were added still work */
+	NVX_IOCTL(NVX_IOC_POOL_GROW, offsetofend(struct nvx_pool_resize, done),
 		  nvx_ioc_pool_grow, NVX_IOCTL_OUT_ON_ERROR),
-	NVX_IOCTL(NVX_IOC_POOL_SHRINK, sizeof(struct nvx_pool_resize),
+	NVX_IOCTL(NVX_IOC_POOL_SHRINK, offsetofend(struct nvx_pool_resize, done),
 		  nvx_ioc_pool_shrink, NVX_IOCTL_OUT_ON_ERROR),
-	NVX_IOCTL(NVX_IOC_POOL_STATS, sizeof(struct nvx_pool_stats),
+	NVX_IOCTL(NVX_IOC_POOL_STATS,
+		  offsetofend(struct nvx_pool_stats, sync_zeroed_bytes),
 		  nvx_ioc_pool_stats, 0),
 	NVX_IOCTL(NVX_IOC_GRANT, sizeof(struct nvx_grant_create),
 		  nvx_ioc_grant, 0),

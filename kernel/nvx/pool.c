@@ -2,12 +2,16 @@
 /*
  * nvx pool: physical memory prepared and zeroed ahead of demand.
  *
- * The pool holds chunks of 2 MiB per NUMA node. A chunk is allocated
- * unmovable (GFP_KERNEL, never ZONE_MOVABLE or CMA, so a long-term pin
- * neither migrates nor fails), zeroed when it is added, as one compound
- * folio of PMD order: GUP and KVM take references on the folio, and the
- * fault path maps a whole chunk with one PMD (do_set_pmd()) where the
- * mapping is aligned.
+ * The pool holds chunks per NUMA node: 2 MiB by default, up to 1 GiB
+ * when a grow asks for larger ones. Memory is counted, granted and mapped
+ * in 2 MiB pieces, each one compound folio of PMD order: GUP and KVM take
+ * references on the folio, and the fault path maps a piece with one PMD
+ * (do_set_pmd()) where the mapping is aligned. A larger chunk is a
+ * physically contiguous run of such folios (alloc_contig_folios()); a
+ * grant or a shrink that needs only part of one splits it. Chunks are
+ * allocated unmovable (GFP_KERNEL, never ZONE_MOVABLE or CMA, and never on
+ * an LRU list, so a long-term pin neither migrates nor fails) and zeroed
+ * when they are added.
  *
  * A chunk is in exactly one state, and on the list of that state:
  *
@@ -57,6 +61,7 @@
 #define CREATE_TRACE_POINTS
 #include "trace.h"
 
+/* A piece: the unit of counting, granting and mapping (one folio). */
 #define NVX_CHUNK_ORDER		(NVX_POOL_CHUNK_SHIFT - PAGE_SHIFT)
 #define NVX_CHUNK_PAGES		BIT(NVX_CHUNK_ORDER)
 #define NVX_CHUNK_BYTES		BIT_ULL(NVX_POOL_CHUNK_SHIFT)
@@ -65,6 +70,11 @@ static char *boot_pool;
 module_param(boot_pool, charp, 0444);
 MODULE_PARM_DESC(boot_pool,
 		 "memory to put in the pool at boot or load, spread over the online nodes (e.g. 1G)");
+
+static uint boot_chunk_shift = NVX_POOL_CHUNK_SHIFT_MAX;
+module_param(boot_chunk_shift, uint, 0444);
+MODULE_PARM_DESC(boot_chunk_shift,
+		 "log2 of the largest chunk boot_pool allocates (21: 2 MiB .. 30: 1 GiB, the default)");
 
 static ulong grant_max_bytes;
 module_param(grant_max_bytes, ulong, 0644);
@@ -77,14 +87,16 @@ MODULE_PARM_DESC(scrub_rate_mbps,
 
 /**
  * struct nvx_chunk - one chunk of pool memory
- * @list: on its node's clean or dirty list; unlinked while granted.
- * @page: head page of a compound folio of NVX_CHUNK_PAGES pages; the pool
- *	holds one reference to it.
+ * @list: on its node's clean, dirty or pinned list, or on its grant's.
+ * @page: first page of @nr physically contiguous compound folios of
+ *	NVX_CHUNK_PAGES pages each; the pool holds one reference to each.
+ * @nr: number of folios (2 MiB pieces), at least 1.
  * @nid: NUMA node of the memory.
  */
 struct nvx_chunk {
 	struct list_head list;
 	struct page *page;
+	unsigned long nr;
 	int nid;
 };
 
@@ -93,16 +105,18 @@ struct nvx_chunk {
  * @lock: protects the lists and the counters.
  * @clean: zeroed chunks.
  * @dirty: returned chunks, to be zeroed.
- * @nr_total: chunks on this node in any state.
- * @nr_clean: chunks on @clean.
- * @nr_dirty: chunks on @dirty.
- * @nr_granted: chunks owned by grants.
- * @nr_scrubbing: dirty chunks off the lists while the scrubber zeroes or
+ * @nr_total: 2 MiB pieces on this node in any state; the counters below
+ *	count pieces too, except @nr_chunks.
+ * @nr_clean: pieces on @clean.
+ * @nr_dirty: pieces on @dirty.
+ * @nr_granted: pieces owned by grants.
+ * @nr_scrubbing: dirty pieces off the lists while the scrubber zeroes or
  *	checks them.
  * @pinned: returned chunks with a page someone else still references
  *	(a long-term pin, a pipe buffer): neither zeroed nor granted until
  *	the scrubber finds them free again; checked once a second.
- * @nr_pinned: chunks on @pinned.
+ * @nr_pinned: pieces on @pinned.
+ * @nr_chunks: chunks (of any size) on this node in any state.
  */
 struct nvx_pool_node {
 	spinlock_t lock;		/* lists and counters below */
@@ -115,6 +129,7 @@ struct nvx_pool_node {
 	unsigned long nr_scrubbing;
 	struct list_head pinned;
 	unsigned long nr_pinned;
+	unsigned long nr_chunks;
 };
 
 static struct {
@@ -136,14 +151,16 @@ static struct {
 /**
  * struct nvx_grant - memory owned by one grant file
  * @chunks: the chunks, in mapping order.
- * @nr_chunks: number of @chunks.
+ * @pieces: the head page of every 2 MiB piece, in mapping order.
+ * @nr_pieces: number of pieces in @pieces (the chunks hold as many).
  * @nid: node of the chunks.
  * @user: the user charged for the memory (RLIMIT_MEMLOCK), or NULL.
  * @accounted: pages charged to @user.
  */
 struct nvx_grant {
-	struct nvx_chunk **chunks;
-	unsigned long nr_chunks;
+	struct list_head chunks;
+	struct page **pieces;
+	unsigned long nr_pieces;
 	int nid;
 	struct user_struct *user;
 	unsigned long accounted;
@@ -159,76 +176,139 @@ static bool nvx_node_valid(u32 nid)
 	return nid < nr_node_ids && node_online(nid);
 }
 
+/* The @i-th 2 MiB piece of @c. */
+static struct page *nvx_chunk_piece(struct nvx_chunk *c, unsigned long i)
+{
+	return nth_page(c->page, i << NVX_CHUNK_ORDER);
+}
+
 /*
- * Does anyone but the pool hold a reference to @c (a mapping whose TLB
- * flush is still pending, a GUP pin, a pipe buffer)?
+ * Does anyone but the pool hold a reference to a piece of @c (a mapping
+ * whose TLB flush is still pending, a GUP pin, a pipe buffer)?
  */
 static bool nvx_chunk_busy(struct nvx_chunk *c)
 {
-	return folio_ref_count(page_folio(c->page)) != 1;
+	unsigned long i;
+
+	for (i = 0; i < c->nr; i++)
+		if (folio_ref_count(page_folio(nvx_chunk_piece(c, i))) != 1)
+			return true;
+	return false;
+}
+
+/* Zero the 2 MiB piece whose head page is @head. */
+static void nvx_piece_zero(struct page *head)
+{
+	unsigned long i;
+
+	for (i = 0; i < NVX_CHUNK_PAGES; i++) {
+		clear_highpage(nth_page(head, i));
+		if ((i & 63) == 63)
+			cond_resched();
+	}
 }
 
 static void nvx_chunk_zero(struct nvx_chunk *c)
 {
 	unsigned long i;
 
-	for (i = 0; i < NVX_CHUNK_PAGES; i++) {
-		clear_highpage(c->page + i);
-		if ((i & 63) == 63)
-			cond_resched();
-	}
+	for (i = 0; i < c->nr; i++)
+		nvx_piece_zero(nvx_chunk_piece(c, i));
 }
 
-static struct nvx_chunk *nvx_chunk_alloc(int nid)
+/*
+ * Split @c after its first @nr pieces; the rest goes to @rest (a spare
+ * descriptor), which is returned. The caller holds the node's lock.
+ */
+static struct nvx_chunk *nvx_chunk_split(struct nvx_chunk *c,
+					 unsigned long nr,
+					 struct nvx_chunk *rest)
 {
+	rest->page = nvx_chunk_piece(c, nr);
+	rest->nr = c->nr - nr;
+	rest->nid = c->nid;
+	c->nr = nr;
+	nvx_node(c->nid)->nr_chunks++;
+	return rest;
+}
+
+/* A chunk of @nr pieces (a power of two) on node @nid, or NULL. */
+static struct nvx_chunk *nvx_chunk_alloc(int nid, unsigned long nr)
+{
+	/* __GFP_ZERO prepares the memory here, off every grant's path */
+	const gfp_t gfp = GFP_KERNEL | __GFP_THISNODE | __GFP_NOWARN |
+			  __GFP_ZERO;
+	struct page *page = NULL;
 	struct nvx_chunk *c;
-	struct page *page;
 
 	c = kzalloc_node(sizeof(*c), GFP_KERNEL, nid);
 	if (!c)
 		return NULL;
 	/*
-	 * Unmovable and compound: one folio, so that the fault path can map
-	 * it with a PMD and every page's references count on the folio. Not
-	 * folio_alloc(): the folio is the driver's, neither anonymous nor in
-	 * the page cache, so it is not made rmappable (no deferred split).
-	 * __GFP_ZERO prepares the memory here, off every grant's path.
+	 * Unmovable and compound: every piece is a folio of its own, so
+	 * that the fault path can map it with a PMD and every page's
+	 * references count on its folio. Not folio_alloc(): the folios are
+	 * the driver's, neither anonymous nor in the page cache, so they are
+	 * not made rmappable (no deferred split).
 	 */
-	page = alloc_pages_node(nid, GFP_KERNEL | __GFP_THISNODE | __GFP_COMP |
-				__GFP_NORETRY | __GFP_NOWARN | __GFP_ZERO,
-				NVX_CHUNK_ORDER);
+	if (nr == 1)
+		page = alloc_pages_node(nid, gfp | __GFP_COMP | __GFP_NORETRY,
+					NVX_CHUNK_ORDER);
+#ifdef CONFIG_CONTIG_ALLOC
+	else
+		page = alloc_contig_folios(nr, NVX_CHUNK_ORDER, gfp, nid, NULL);
+#endif
 	if (!page) {
 		kfree(c);
 		return NULL;
 	}
 	c->page = page;
+	c->nr = nr;
 	c->nid = nid;
 	return c;
 }
 
-/* Drop the pool's reference: the memory goes when the last other one does. */
+/* Drop the pool's references: each folio goes when its last other one does. */
 static void nvx_chunk_free(struct nvx_chunk *c)
 {
-	folio_put(page_folio(c->page));
+	unsigned long i;
+
+	for (i = 0; i < c->nr; i++)
+		folio_put(page_folio(nvx_chunk_piece(c, i)));
 	kfree(c);
 }
 
-/* Add up to @nr chunks to node @nid; return how many were added. */
-static unsigned long nvx_pool_grow_node(int nid, unsigned long nr)
+/*
+ * Add up to @nr pieces to node @nid in chunks of at most 1 << @shift
+ * bytes, halving the chunk size whenever the allocator cannot deliver
+ * it; return how many pieces were added.
+ */
+static unsigned long nvx_pool_grow_node(int nid, unsigned long nr,
+					unsigned int shift)
 {
+	unsigned long size = 1UL << (shift - NVX_POOL_CHUNK_SHIFT);
 	struct nvx_pool_node *n = nvx_node(nid);
-	unsigned long done;
+	unsigned long done = 0;
 
-	for (done = 0; done < nr; done++) {
-		struct nvx_chunk *c = nvx_chunk_alloc(nid);
+	while (done < nr) {
+		struct nvx_chunk *c;
 
-		if (!c)
-			break;
+		while (size > nr - done)
+			size >>= 1;
+		c = nvx_chunk_alloc(nid, size);
+		if (!c) {
+			if (size == 1)
+				break;
+			size >>= 1;
+			continue;
+		}
 		spin_lock(&n->lock);
 		list_add_tail(&c->list, &n->clean);
-		n->nr_clean++;
-		n->nr_total++;
+		n->nr_clean += c->nr;
+		n->nr_total += c->nr;
+		n->nr_chunks++;
 		spin_unlock(&n->lock);
+		done += c->nr;
 		if (fatal_signal_pending(current))
 			break;
 		cond_resched();
@@ -239,49 +319,71 @@ static unsigned long nvx_pool_grow_node(int nid, unsigned long nr)
 }
 
 /*
- * Take one releasable chunk off node @nid: clean first, then dirty ones
- * nobody else references. Returns NULL when there is none.
+ * Take one releasable chunk of at most @max pieces off node @nid: clean
+ * first, then dirty ones nobody else references; a larger one is split
+ * and the rest stays, in *@spare (which is then used up). Returns NULL
+ * when there is none.
  */
-static struct nvx_chunk *nvx_pool_take_releasable(int nid)
+static struct nvx_chunk *nvx_pool_take_releasable(int nid, unsigned long max,
+						  struct nvx_chunk **spare)
 {
 	struct nvx_pool_node *n = nvx_node(nid);
-	struct nvx_chunk *c;
+	struct nvx_chunk *c, *rest;
+	bool clean = true;
 
 	spin_lock(&n->lock);
 	c = list_first_entry_or_null(&n->clean, struct nvx_chunk, list);
-	if (c) {
-		n->nr_clean--;
+	if (c)
 		goto found;
-	}
+	clean = false;
 	while ((c = list_first_entry_or_null(&n->dirty, struct nvx_chunk,
 					     list))) {
-		n->nr_dirty--;
 		if (!nvx_chunk_busy(c))
 			goto found;
+		n->nr_dirty -= c->nr;
 		list_move_tail(&c->list, &n->pinned);
-		n->nr_pinned++;
+		n->nr_pinned += c->nr;
 	}
 	spin_unlock(&n->lock);
 	return NULL;
 found:
+	if (c->nr > max) {
+		/* the rest stays where @c was, in the same state */
+		rest = nvx_chunk_split(c, max, *spare);
+		*spare = NULL;
+		list_add(&rest->list, &c->list);
+	}
+	if (clean)
+		n->nr_clean -= c->nr;
+	else
+		n->nr_dirty -= c->nr;
 	list_del(&c->list);
-	n->nr_total--;
+	n->nr_total -= c->nr;
+	n->nr_chunks--;
 	spin_unlock(&n->lock);
 	return c;
 }
 
 static unsigned long nvx_pool_shrink_node(int nid, unsigned long nr)
 {
-	unsigned long done;
+	struct nvx_chunk *spare = NULL;
+	unsigned long done = 0;
 
-	for (done = 0; done < nr; done++) {
-		struct nvx_chunk *c = nvx_pool_take_releasable(nid);
+	while (done < nr) {
+		struct nvx_chunk *c;
 
+		if (!spare)
+			spare = kzalloc(sizeof(*spare), GFP_KERNEL);
+		if (!spare)
+			break;
+		c = nvx_pool_take_releasable(nid, nr - done, &spare);
 		if (!c)
 			break;
+		done += c->nr;
 		nvx_chunk_free(c);
 		cond_resched();
 	}
+	kfree(spare);
 	return done;
 }
 
@@ -295,8 +397,12 @@ static int nvx_bytes_to_chunks(u64 bytes, unsigned long *nr)
 	return 0;
 }
 
-/* Grow (@grow) or shrink by @nr chunks on @node or spread over all. */
-static unsigned long nvx_pool_resize(u32 node, unsigned long nr, bool grow)
+/*
+ * Grow (@grow, in chunks of at most 1 << @shift bytes) or shrink by @nr
+ * pieces on @node or spread over all.
+ */
+static unsigned long nvx_pool_resize(u32 node, unsigned long nr, bool grow,
+				     unsigned int shift)
 {
 	nodemask_t online = node_states[N_ONLINE];
 	unsigned long done = 0, share, step;
@@ -304,7 +410,7 @@ static unsigned long nvx_pool_resize(u32 node, unsigned long nr, bool grow)
 
 	mutex_lock(&pool.resize_lock);
 	if (node != NVX_NODE_ANY) {
-		done = grow ? nvx_pool_grow_node(node, nr) :
+		done = grow ? nvx_pool_grow_node(node, nr, shift) :
 			      nvx_pool_shrink_node(node, nr);
 		goto out;
 	}
@@ -313,7 +419,7 @@ static unsigned long nvx_pool_resize(u32 node, unsigned long nr, bool grow)
 	i = 0;
 	for_each_node_mask(nid, online) {
 		share = DIV_ROUND_UP(nr - done, nodes - i);
-		step = grow ? nvx_pool_grow_node(nid, share) :
+		step = grow ? nvx_pool_grow_node(nid, share, shift) :
 			      nvx_pool_shrink_node(nid, share);
 		done += step;
 		i++;
@@ -322,7 +428,7 @@ static unsigned long nvx_pool_resize(u32 node, unsigned long nr, bool grow)
 	for_each_node_mask(nid, online) {
 		if (done >= nr)
 			break;
-		done += grow ? nvx_pool_grow_node(nid, nr - done) :
+		done += grow ? nvx_pool_grow_node(nid, nr - done, shift) :
 			       nvx_pool_shrink_node(nid, nr - done);
 	}
 out:
@@ -333,13 +439,17 @@ out:
 static int nvx_pool_resize_ioctl(void *argp, bool grow)
 {
 	struct nvx_pool_resize *r = argp;
+	unsigned int shift = r->chunk_shift ?: NVX_POOL_CHUNK_SHIFT;
 	unsigned long nr, done;
 	int ret;
 
 	r->done = 0;
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	if (r->flags)
+	if (r->flags || r->pad)
+		return -EINVAL;
+	if (grow ? shift < NVX_POOL_CHUNK_SHIFT ||
+		   shift > NVX_POOL_CHUNK_SHIFT_MAX : r->chunk_shift)
 		return -EINVAL;
 	if (r->node != NVX_NODE_ANY && !nvx_node_valid(r->node))
 		return -EINVAL;
@@ -347,7 +457,7 @@ static int nvx_pool_resize_ioctl(void *argp, bool grow)
 	if (ret)
 		return ret;
 
-	done = nvx_pool_resize(r->node, nr, grow);
+	done = nvx_pool_resize(r->node, nr, grow, shift);
 	r->done = (u64)done * NVX_CHUNK_BYTES;
 	if (grow)
 		trace_nvx_pool_grow(r->node, r->bytes, r->done);
@@ -394,6 +504,7 @@ static void nvx_pool_node_stats(int nid, struct nvx_pool_stats *s)
 	s->dirty_bytes += (u64)(n->nr_dirty + n->nr_scrubbing + n->nr_pinned) *
 			  NVX_CHUNK_BYTES;
 	s->granted_bytes += (u64)n->nr_granted * NVX_CHUNK_BYTES;
+	s->chunks += n->nr_chunks;
 	spin_unlock(&n->lock);
 }
 
@@ -421,6 +532,7 @@ int nvx_ioc_pool_stats(struct file *file, void *argp, struct nvx_new_fd *nfd)
 	s->clean_bytes = 0;
 	s->dirty_bytes = 0;
 	s->granted_bytes = 0;
+	s->chunks = 0;
 	if (s->node == NVX_NODE_ANY) {
 		for_each_online_node(nid)
 			nvx_pool_node_stats(nid, s);
@@ -458,21 +570,37 @@ static void nvx_unaccount(struct user_struct *user, unsigned long pages)
 	atomic_long_sub(pages, &user->locked_vm);
 }
 
+/* Append the chunks on @list to @g, their pieces in order. */
+static void nvx_grant_add(struct nvx_grant *g, struct list_head *list)
+{
+	struct nvx_chunk *c, *tmp;
+	unsigned long i;
+
+	list_for_each_entry_safe(c, tmp, list, list) {
+		list_move_tail(&c->list, &g->chunks);
+		for (i = 0; i < c->nr; i++)
+			g->pieces[g->nr_pieces++] = nvx_chunk_piece(c, i);
+	}
+}
+
 /*
- * Move @nr chunks of node @nid into @g->chunks from index @g->nr_chunks:
- * clean ones first; dirty ones nobody else references only if @dirty_ok
- * (the caller zeroes them after the lock is dropped). Returns the number
- * of dirty chunks taken (they are the last ones), or, with nothing taken:
- * -ENOSPC when the node cannot cover @nr even after scrubbing, -EAGAIN
- * when it can once the scrubber has done its work.
+ * Move @nr pieces of node @nid to @g: clean ones first; dirty ones
+ * nobody else references only if @dirty_ok (they come last, and the
+ * caller zeroes them after the lock is dropped). A chunk larger than
+ * what is still needed is split with *@spare, the rest staying in the
+ * pool; one call splits at most one chunk (dirty pieces are taken only
+ * after every clean one). Returns the number of dirty pieces taken, or,
+ * with nothing taken: -ENOSPC when the node cannot cover @nr even after
+ * scrubbing, -EAGAIN when it can once the scrubber has done its work.
  */
 static long nvx_grant_take(struct nvx_grant *g, int nid, unsigned long nr,
-			   bool dirty_ok)
+			   bool dirty_ok, struct nvx_chunk **spare)
 {
 	struct nvx_pool_node *n = nvx_node(nid);
-	unsigned long from_dirty, got = 0, taken = 0;
-	struct nvx_chunk *c, *tmp;
+	unsigned long from_dirty, got = 0, want;
+	struct nvx_chunk *c, *tmp, *rest;
 	LIST_HEAD(dirty);
+	LIST_HEAD(taken);
 
 	spin_lock(&n->lock);
 	if (n->nr_clean + n->nr_dirty + n->nr_scrubbing < nr)
@@ -487,39 +615,49 @@ static long nvx_grant_take(struct nvx_grant *g, int nid, unsigned long nr,
 		 * that none is looked at twice.
 		 */
 		list_for_each_entry_safe(c, tmp, &n->dirty, list) {
-			if (got == from_dirty)
+			if (got >= from_dirty)
 				break;
-			n->nr_dirty--;
 			if (nvx_chunk_busy(c)) {
+				n->nr_dirty -= c->nr;
 				list_move_tail(&c->list, &n->pinned);
-				n->nr_pinned++;
+				n->nr_pinned += c->nr;
 				continue;
 			}
 			list_move_tail(&c->list, &dirty);
-			got++;
+			got += c->nr;
 		}
 		if (got < from_dirty) {
 			list_splice(&dirty, &n->dirty);
-			n->nr_dirty += got;
 			if (n->nr_clean + n->nr_dirty + n->nr_scrubbing < nr)
 				goto nospc;
 			goto again;	/* the scrubber is on it */
 		}
+		if (got > from_dirty) {
+			c = list_last_entry(&dirty, struct nvx_chunk, list);
+			rest = nvx_chunk_split(c, c->nr - (got - from_dirty),
+					       *spare);
+			*spare = NULL;
+			list_add(&rest->list, &n->dirty);
+		}
+		n->nr_dirty -= from_dirty;
 	}
+	want = nr - from_dirty;
 	list_for_each_entry_safe(c, tmp, &n->clean, list) {
-		if (taken == nr - from_dirty)
+		if (!want)
 			break;
-		list_del(&c->list);
-		g->chunks[g->nr_chunks + taken++] = c;
+		if (c->nr > want) {
+			rest = nvx_chunk_split(c, want, *spare);
+			*spare = NULL;
+			list_add(&rest->list, &c->list);
+		}
+		want -= c->nr;
+		list_move_tail(&c->list, &taken);
 	}
-	n->nr_clean -= taken;
-	list_for_each_entry_safe(c, tmp, &dirty, list) {
-		list_del(&c->list);
-		g->chunks[g->nr_chunks + taken++] = c;
-	}
-	n->nr_granted += taken;
+	n->nr_clean -= nr - from_dirty;
+	n->nr_granted += nr;
 	spin_unlock(&n->lock);
-	g->nr_chunks += taken;
+	list_splice_tail(&dirty, &taken);
+	nvx_grant_add(g, &taken);
 	return from_dirty;
 
 again:
@@ -547,52 +685,61 @@ static long nvx_grant_fill(struct nvx_grant *g, int nid, unsigned long nr,
 			   u32 flags)
 {
 	bool dirty_ok = !(flags & (NVX_GRANT_WAIT | NVX_GRANT_CLEAN_ONLY));
+	struct nvx_chunk *spare = NULL;
 	long ret;
 
 	for (;;) {
-		ret = nvx_grant_take(g, nid, nr, dirty_ok);
+		/* a chunk to split one with, allocated outside the lock */
+		if (!spare)
+			spare = kzalloc(sizeof(*spare), GFP_KERNEL);
+		if (!spare)
+			return -ENOMEM;
+		ret = nvx_grant_take(g, nid, nr, dirty_ok, &spare);
 		if (ret != -EAGAIN || (flags & NVX_GRANT_CLEAN_ONLY))
-			return ret;
+			break;
 		/* wait for the scrubber; look again at least once a second */
 		wake_up(&pool.scrub_wq);
 		if (wait_event_interruptible_timeout(pool.clean_wq,
 						     nvx_grant_may_succeed(nid, nr, dirty_ok),
-						     HZ) < 0)
-			return -EINTR;
+						     HZ) < 0) {
+			ret = -EINTR;
+			break;
+		}
 	}
+	kfree(spare);
+	return ret;
 }
 
 static void nvx_grant_return(struct nvx_grant *g)
 {
-	unsigned long i;
+	struct nvx_chunk *c, *tmp;
 
-	for (i = 0; i < g->nr_chunks; i++) {
-		struct nvx_chunk *c = g->chunks[i];
+	list_for_each_entry_safe(c, tmp, &g->chunks, list) {
 		struct nvx_pool_node *n = nvx_node(c->nid);
 
 		spin_lock(&n->lock);
-		list_add_tail(&c->list, &n->dirty);
-		n->nr_granted--;
-		n->nr_dirty++;
+		list_move_tail(&c->list, &n->dirty);
+		n->nr_granted -= c->nr;
+		n->nr_dirty += c->nr;
 		spin_unlock(&n->lock);
 	}
-	g->nr_chunks = 0;
+	g->nr_pieces = 0;
 	atomic_inc(&pool.returns);
 	wake_up(&pool.scrub_wq);
 }
 
 static void nvx_grant_free(struct nvx_grant *g)
 {
-	if (g->nr_chunks) {
+	if (g->nr_pieces) {
 		trace_nvx_grant_release(g->nid,
-					(u64)g->nr_chunks * NVX_CHUNK_BYTES);
+					(u64)g->nr_pieces * NVX_CHUNK_BYTES);
 		nvx_grant_return(g);
 	}
 	if (g->user) {
 		nvx_unaccount(g->user, g->accounted);
 		free_uid(g->user);
 	}
-	kvfree(g->chunks);
+	kvfree(g->pieces);
 	kfree(g);
 }
 
@@ -625,8 +772,8 @@ static int nvx_grant_release(struct inode *inode, struct file *file)
  */
 struct page *nvx_grant_page(struct nvx_grant *g, unsigned long pgoff)
 {
-	return g->chunks[pgoff >> NVX_CHUNK_ORDER]->page +
-	       (pgoff & (NVX_CHUNK_PAGES - 1));
+	return nth_page(g->pieces[pgoff >> NVX_CHUNK_ORDER],
+			pgoff & (NVX_CHUNK_PAGES - 1));
 }
 
 /*
@@ -640,7 +787,7 @@ static vm_fault_t nvx_grant_fault(struct vm_fault *vmf)
 {
 	struct nvx_grant *g = vmf->vma->vm_file->private_data;
 
-	if (vmf->pgoff >= g->nr_chunks * NVX_CHUNK_PAGES)
+	if (vmf->pgoff >= g->nr_pieces * NVX_CHUNK_PAGES)
 		return VM_FAULT_SIGBUS;
 	vmf->page = nvx_grant_page(g, vmf->pgoff);
 	get_page(vmf->page);
@@ -664,7 +811,7 @@ static const struct vm_operations_struct nvx_grant_vm_ops = {
 static int nvx_grant_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct nvx_grant *g = file->private_data;
-	unsigned long total = g->nr_chunks * NVX_CHUNK_PAGES;
+	unsigned long total = g->nr_pieces * NVX_CHUNK_PAGES;
 	unsigned long pgoff = vma->vm_pgoff, npages = vma_pages(vma);
 
 	if (!(vma->vm_flags & VM_SHARED))
@@ -721,7 +868,7 @@ struct nvx_grant *nvx_grant_fget(int fd, struct file **gfile)
  */
 u64 nvx_grant_bytes(const struct nvx_grant *g)
 {
-	return (u64)g->nr_chunks * NVX_CHUNK_BYTES;
+	return (u64)g->nr_pieces * NVX_CHUNK_BYTES;
 }
 
 static int nvx_ioc_grant_info(struct file *file, void *argp,
@@ -733,9 +880,9 @@ static int nvx_ioc_grant_info(struct file *file, void *argp,
 	if (info->flags)
 		return -EINVAL;
 	info->node = g->nid;
-	info->bytes = (u64)g->nr_chunks * NVX_CHUNK_BYTES;
+	info->bytes = (u64)g->nr_pieces * NVX_CHUNK_BYTES;
 	info->chunk_bytes = NVX_CHUNK_BYTES;
-	info->nr_chunks = g->nr_chunks;
+	info->nr_chunks = g->nr_pieces;
 	return 0;
 }
 
@@ -754,8 +901,8 @@ static int nvx_ioc_grant_ranges(struct file *file, void *argp,
 	if (r->flags)
 		return -EINVAL;
 
-	for (i = 0; i < g->nr_chunks; i++) {
-		u64 phys = PFN_PHYS(page_to_pfn(g->chunks[i]->page));
+	for (i = 0; i < g->nr_pieces; i++) {
+		u64 phys = PFN_PHYS(page_to_pfn(g->pieces[i]));
 
 		if (count && cur.phys + cur.bytes == phys) {
 			cur.bytes += NVX_CHUNK_BYTES;
@@ -830,6 +977,7 @@ int nvx_ioc_grant(struct file *file, void *argp, struct nvx_new_fd *nfd)
 	g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
 	if (!g)
 		return -ENOMEM;
+	INIT_LIST_HEAD(&g->chunks);
 	if (!capable(CAP_IPC_LOCK)) {
 		ret = nvx_account(current_user(), bytes >> PAGE_SHIFT);
 		if (ret)
@@ -837,9 +985,9 @@ int nvx_ioc_grant(struct file *file, void *argp, struct nvx_new_fd *nfd)
 		g->user = get_uid(current_user());
 		g->accounted = bytes >> PAGE_SHIFT;
 	}
-	g->chunks = kvmalloc_array(nr, sizeof(*g->chunks),
+	g->pieces = kvmalloc_array(nr, sizeof(*g->pieces),
 				   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!g->chunks) {
+	if (!g->pieces) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
@@ -872,12 +1020,12 @@ int nvx_ioc_grant(struct file *file, void *argp, struct nvx_new_fd *nfd)
 			atomic64_inc(&pool.grant_failures);
 		goto err_free;
 	}
-	nid = g->chunks[0]->nid;
+	nid = list_first_entry(&g->chunks, struct nvx_chunk, list)->nid;
 	g->nid = nid;
 
-	/* dirty chunks taken on the caller's path are zeroed here */
+	/* dirty pieces taken on the caller's path are zeroed here */
 	for (i = nr - dirty; i < nr; i++) {
-		nvx_chunk_zero(g->chunks[i]);
+		nvx_piece_zero(g->pieces[i]);
 		atomic64_add(NVX_CHUNK_BYTES, &pool.sync_zeroed_bytes);
 	}
 
@@ -932,8 +1080,8 @@ static struct nvx_chunk *nvx_scrub_take(void)
 		c = list_first_entry_or_null(&n->dirty, struct nvx_chunk, list);
 		if (c) {
 			list_del(&c->list);
-			n->nr_dirty--;
-			n->nr_scrubbing++;
+			n->nr_dirty -= c->nr;
+			n->nr_scrubbing += c->nr;
 			spin_unlock(&n->lock);
 			return c;
 		}
@@ -948,13 +1096,13 @@ static void nvx_scrub_putback(struct nvx_chunk *c, bool pinned)
 	struct nvx_pool_node *n = nvx_node(c->nid);
 
 	spin_lock(&n->lock);
-	n->nr_scrubbing--;
+	n->nr_scrubbing -= c->nr;
 	if (pinned) {
 		list_add_tail(&c->list, &n->pinned);
-		n->nr_pinned++;
+		n->nr_pinned += c->nr;
 	} else {
 		list_add_tail(&c->list, &n->dirty);
-		n->nr_dirty++;
+		n->nr_dirty += c->nr;
 	}
 	spin_unlock(&n->lock);
 }
@@ -999,7 +1147,7 @@ static int nvx_scrubber(void *unused)
 		struct nvx_pool_node *n;
 		struct nvx_chunk *c;
 		int seen = atomic_read(&pool.returns);
-		u64 t0, ns;
+		u64 t0, ns, bytes;
 		uint rate;
 
 		c = nvx_scrub_take();
@@ -1026,20 +1174,21 @@ static int nvx_scrubber(void *unused)
 		ns = ktime_get_ns() - t0;
 
 		n = nvx_node(c->nid);
+		bytes = (u64)c->nr * NVX_CHUNK_BYTES;
+		trace_nvx_scrub(c->nid, bytes, ns);
 		spin_lock(&n->lock);
 		list_add_tail(&c->list, &n->clean);
-		n->nr_scrubbing--;
-		n->nr_clean++;
+		n->nr_scrubbing -= c->nr;
+		n->nr_clean += c->nr;
 		spin_unlock(&n->lock);
-		atomic64_add(NVX_CHUNK_BYTES, &pool.scrubbed_bytes);
+		atomic64_add(bytes, &pool.scrubbed_bytes);
 		atomic64_add(ns, &pool.scrub_ns);
-		trace_nvx_scrub(c->nid, NVX_CHUNK_BYTES, ns);
 		wake_up_all(&pool.clean_wq);
 
 		rate = READ_ONCE(scrub_rate_mbps);
 		if (rate) {
-			u64 want = div_u64(NVX_CHUNK_BYTES * NSEC_PER_SEC,
-					   (u64)rate << 20);
+			u64 want = div64_u64(bytes * NSEC_PER_SEC,
+					     (u64)rate << 20);
 
 			if (want > ns)
 				schedule_timeout_interruptible(nsecs_to_jiffies(want - ns) ?: 1);
@@ -1056,12 +1205,13 @@ static int nvx_pool_show(struct seq_file *m, void *unused)
 	struct nvx_pool_stats s;
 	int nid;
 
-	seq_puts(m, "node total_bytes clean_bytes dirty_bytes granted_bytes\n");
+	seq_puts(m, "node total_bytes clean_bytes dirty_bytes granted_bytes chunks\n");
 	for_each_online_node(nid) {
 		memset(&s, 0, sizeof(s));
 		nvx_pool_node_stats(nid, &s);
-		seq_printf(m, "%d %llu %llu %llu %llu\n", nid, s.total_bytes,
-			   s.clean_bytes, s.dirty_bytes, s.granted_bytes);
+		seq_printf(m, "%d %llu %llu %llu %llu %llu\n", nid, s.total_bytes,
+			   s.clean_bytes, s.dirty_bytes, s.granted_bytes,
+			   s.chunks);
 	}
 	seq_printf(m, "chunk_bytes %llu\n", NVX_CHUNK_BYTES);
 	seq_printf(m, "grants %lld\n", atomic64_read(&pool.grants));
@@ -1094,6 +1244,7 @@ static void nvx_pool_free_all(void)
 		n->nr_clean = 0;
 		n->nr_dirty = 0;
 		n->nr_pinned = 0;
+		n->nr_chunks = 0;
 		spin_unlock(&n->lock);
 		/* a page still pinned elsewhere is freed when its pin goes */
 		list_for_each_entry_safe(c, tmp, &list, list)
@@ -1144,7 +1295,10 @@ int __init nvx_pool_init(void)
 		if (*end || nvx_bytes_to_chunks(bytes, &nr)) {
 			pr_warn("boot_pool=%s: not a size, ignored\n", boot_pool);
 		} else {
-			done = nvx_pool_resize(NVX_NODE_ANY, nr, true);
+			done = nvx_pool_resize(NVX_NODE_ANY, nr, true,
+					       clamp_t(uint, boot_chunk_shift,
+						       NVX_POOL_CHUNK_SHIFT,
+						       NVX_POOL_CHUNK_SHIFT_MAX));
 			pr_info("boot pool: %llu of %llu bytes reserved\n",
 				(u64)done * NVX_CHUNK_BYTES,
 				(u64)nr * NVX_CHUNK_BYTES);

@@ -110,11 +110,18 @@ static const uint64_t nvx_bench_sizes[] = {
  * @bytes: the size.
  * @median_ns: per method, the median of the runs.
  * @min_ns: per method, the fastest run.
+ * @setup_ns: median time of an nvx grant mapped with MAP_POPULATE (the
+ *	grant, the mmap and one PMD per 2 MiB), without the writes.
+ * @writes_ns: median time of the writes alone, one byte in every 4 KiB
+ *	page of that populated mapping: what every method pays once its
+ *	memory is mapped.
  */
 struct nvx_bench_size {
 	uint64_t bytes;
 	uint64_t median_ns[NVX_BM_COUNT];
 	uint64_t min_ns[NVX_BM_COUNT];
+	uint64_t setup_ns;
+	uint64_t writes_ns;
 };
 
 /**
@@ -127,7 +134,8 @@ struct nvx_bench_size {
  *	given back at the end.
  * @gup_fd: /sys/kernel/debug/gup_test, or -1.
  * @skip: per method, why it is not measured, or NULL.
- * @samples: @runs times per method, NVX_BM_COUNT * @runs.
+ * @samples: @runs times per method, NVX_BM_COUNT * @runs, then @runs
+ *	setup times and @runs write times (see struct nvx_bench_size).
  * @sizes: the sizes measured, the largest last.
  * @nr_sizes: number of @sizes.
  * @nofit: why no larger size is measured, or "".
@@ -312,7 +320,7 @@ static int nvx_bench_give_back(struct nvx_bench *b, uint64_t bytes)
 		bytes = b->added;
 	if (!bytes)
 		return 0;
-	err = nvx_pool_resize(b->ctx, false, b->node, bytes, &done);
+	err = nvx_pool_resize(b->ctx, false, b->node, bytes, 0, &done);
 	b->added -= done < bytes ? done : bytes;
 	return err;
 }
@@ -349,6 +357,7 @@ static int nvx_bench_make_room(struct nvx_bench *b, uint64_t bytes,
 	}
 	if (avail < bytes) {
 		err = -nvx_pool_resize(b->ctx, true, b->node, bytes - avail,
+				       NVX_POOL_CHUNK_SHIFT_MAX,
 				       &done);
 		b->added += done;
 		if (err) {
@@ -458,12 +467,17 @@ static void nvx_bench_probe(struct nvx_bench *b)
 		b->scrub_rate = 0;
 }
 
-/* nvx: a grant from the (clean) pool, mapped shared, touched. */
+/*
+ * nvx: a grant from the (clean) pool, mapped shared, touched. With
+ * @split, the mapping is populated by mmap (MAP_POPULATE) and @split[0]
+ * gets the time until then, @split[1] the time of the writes.
+ */
 static int nvx_bench_run_nvx(struct nvx_bench *b, uint64_t bytes,
-			     uint64_t *ns)
+			     uint64_t *ns, uint64_t *split)
 {
+	int flags = MAP_SHARED | (split ? MAP_POPULATE : 0);
 	char h[NVX_FMT_BYTES_LEN];
-	uint64_t t0, t1;
+	uint64_t t0, tm, t1;
 	int err, fd;
 	void *p;
 
@@ -475,19 +489,24 @@ static int nvx_bench_run_nvx(struct nvx_bench *b, uint64_t bytes,
 			nvx_pool_strerror(NVX_IOC_GRANT, err));
 		return NVX_EXIT_FAIL;
 	}
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags, fd, 0);
 	if (p == MAP_FAILED) {
 		nvx_err("%s: nvx: mmap of a grant of %s: %s", b->ctx->path,
 			nvx_fmt_bytes(h, sizeof(h), bytes), strerror(errno));
 		close(fd);
 		return NVX_EXIT_FAIL;
 	}
+	tm = nvx_now_ns();
 	nvx_touch_pages(p, bytes, false);
 	t1 = nvx_now_ns();
 
 	munmap(p, bytes);
 	close(fd);
 	*ns = t1 - t0;
+	if (split) {
+		split[0] = tm - t0;
+		split[1] = t1 - tm;
+	}
 	return NVX_EXIT_OK;
 }
 
@@ -556,9 +575,21 @@ static int nvx_u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Sort @v and return the median of its @n values. */
+static uint64_t nvx_median(uint64_t *v, unsigned int n)
+{
+	qsort(v, n, sizeof(*v), nvx_u64_cmp);
+	if (n % 2)
+		return v[n / 2];
+	return v[n / 2 - 1] / 2 + v[n / 2] / 2 + (v[n / 2 - 1] & v[n / 2] & 1);
+}
+
 /* b->runs runs of every method at one size, interleaved. */
 static int nvx_bench_measure(struct nvx_bench *b, struct nvx_bench_size *sz)
 {
+	uint64_t *setup = &b->samples[NVX_BM_COUNT * b->runs];
+	uint64_t *writes = setup + b->runs;
+	uint64_t split[2], total;
 	char h[NVX_FMT_BYTES_LEN];
 	unsigned int run, m;
 	uint64_t *v;
@@ -578,7 +609,7 @@ static int nvx_bench_measure(struct nvx_bench *b, struct nvx_bench_size *sz)
 				return ret;
 			v = &b->samples[m * b->runs + run];
 			if (m == NVX_BM_NVX)
-				ret = nvx_bench_run_nvx(b, sz->bytes, v);
+				ret = nvx_bench_run_nvx(b, sz->bytes, v, NULL);
 			else
 				ret = nvx_bench_run_anon(b, m, sz->bytes, v);
 			if (ret)
@@ -586,20 +617,25 @@ static int nvx_bench_measure(struct nvx_bench *b, struct nvx_bench_size *sz)
 			if (nvx_bench_stopped())
 				return NVX_EXIT_FAIL;
 		}
+		/* nvx again, split into its setup and the writes */
+		ret = nvx_bench_wait_clean(b, NVX_BENCH_POLL, NULL);
+		if (ret)
+			return ret;
+		ret = nvx_bench_run_nvx(b, sz->bytes, &total, split);
+		if (ret)
+			return ret;
+		setup[run] = split[0];
+		writes[run] = split[1];
 	}
+	sz->setup_ns = nvx_median(setup, b->runs);
+	sz->writes_ns = nvx_median(writes, b->runs);
 
 	for (m = 0; m < NVX_BM_COUNT; m++) {
 		if (b->skip[m])
 			continue;
 		v = &b->samples[m * b->runs];
-		qsort(v, b->runs, sizeof(*v), nvx_u64_cmp);
+		sz->median_ns[m] = nvx_median(v, b->runs);
 		sz->min_ns[m] = v[0];
-		if (b->runs % 2)
-			sz->median_ns[m] = v[b->runs / 2];
-		else
-			sz->median_ns[m] = v[b->runs / 2 - 1] / 2 +
-					   v[b->runs / 2] / 2 +
-					   (v[b->runs / 2 - 1] & v[b->runs / 2] & 1);
 	}
 	return NVX_EXIT_OK;
 }
@@ -740,6 +776,8 @@ static void nvx_bench_print_json(struct nvx_bench *b)
 			nvx_json_end(j);
 		}
 		nvx_json_end(j);
+		nvx_json_u64(j, "nvx_setup_ns", sz->setup_ns);
+		nvx_json_u64(j, "nvx_writes_ns", sz->writes_ns);
 		nvx_json_end(j);
 	}
 	nvx_json_end(j);
@@ -795,6 +833,15 @@ static void nvx_bench_print_text(struct nvx_bench *b)
 			       (double)sz->min_ns[m] / NVX_NSEC_PER_MSEC,
 			       nvx_bench_ratio(b, sz, m));
 		}
+	}
+	printf("\nnvx, split: a grant mapped with MAP_POPULATE, then the writes (medians)\n");
+	for (i = 0; i < b->nr_sizes; i++) {
+		const struct nvx_bench_size *sz = &b->sizes[i];
+
+		printf("%-9s grant+mmap %.3f ms, writes %.3f ms (one byte per 4 KiB page: every method pays this once its memory is mapped)\n",
+		       nvx_fmt_bytes(h, sizeof(h), sz->bytes),
+		       (double)sz->setup_ns / NVX_NSEC_PER_MSEC,
+		       (double)sz->writes_ns / NVX_NSEC_PER_MSEC);
 	}
 	if (b->nofit[0])
 		printf("\nnot measured: %s\n", b->nofit);
@@ -915,7 +962,8 @@ static int cmd_bench_grant(struct nvx_ctx *ctx, int argc, char **argv)
 	ret = nvx_bench_pick_node(&b, s.nr_nodes, size);
 	if (ret)
 		return ret;
-	b.samples = calloc((size_t)NVX_BM_COUNT * b.runs, sizeof(*b.samples));
+	b.samples = calloc((size_t)(NVX_BM_COUNT + 2) * b.runs,
+			   sizeof(*b.samples));
 	if (!b.samples) {
 		nvx_err("%s: out of memory", ctx->path);
 		return NVX_EXIT_FAIL;
@@ -2352,7 +2400,10 @@ const struct nvx_cmd nvx_bench_cmds[] = {
 			 "waits until the scrubber has cleaned the pool. Without --size, it\n"
 			 "measures 1G and the largest of 2G, 4G and 8G that fits. Then it\n"
 			 "times how long a released grant of the largest size takes to be\n"
-			 "clean again.\n"
+			 "clean again. Each run also times nvx split in two: the grant\n"
+			 "mapped with MAP_POPULATE (its PMDs in place), then the writes\n"
+			 "alone, which every method pays once its memory is mapped.\n"
+			 "The pool grows for the bench in chunks of up to 1 GiB.\n"
 			 "\n"
 			 "A size fits when the pool can be grown to hold it on the node\n"
 			 "(the bench grows the pool by what is missing, which needs\n"
@@ -2365,7 +2416,8 @@ const struct nvx_cmd nvx_bench_cmds[] = {
 			 "Times are from this machine; under QEMU TCG they are not hardware\n"
 			 "times: compare the ratios. JSON: \"sizes\" (\"bytes\", \"methods\":\n"
 			 "per method \"median_ns\", \"min_ns\", \"ratio\", or null when\n"
-			 "skipped), \"skipped\" (why), \"scrub\" (\"bytes\",\n"
+			 "skipped; \"nvx_setup_ns\", \"nvx_writes_ns\": the split),\n"
+			 "\"skipped\" (why), \"scrub\" (\"bytes\",\n"
 			 "\"clean_again_ns\", \"mib_per_s\", \"scrubbed_bytes\", \"scrub_ns\",\n"
 			 "\"scrubber_mib_per_s\", \"rate_limit_mbps\") and \"headline\"\n"
 			 "(map_populate / nvx at the largest size).\n",

@@ -243,7 +243,7 @@ struct nvx_pool_stats;
 int nvx_pool_stats_get(struct nvx_ctx *ctx, uint32_t node,
 		       struct nvx_pool_stats *s);
 int nvx_pool_resize(struct nvx_ctx *ctx, bool grow, uint32_t node,
-		    uint64_t bytes, uint64_t *done);
+		    uint64_t bytes, uint32_t chunk_shift, uint64_t *done);
 int nvx_grant_new(struct nvx_ctx *ctx, uint32_t node, uint64_t bytes,
 		  uint32_t flags, int *fd);
 const char *nvx_pool_strerror(unsigned long req, int err);

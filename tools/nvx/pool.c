@@ -41,9 +41,13 @@ int nvx_pool_stats_get(struct nvx_ctx *ctx, uint32_t node,
 }
 
 int nvx_pool_resize(struct nvx_ctx *ctx, bool grow, uint32_t node,
-		    uint64_t bytes, uint64_t *done)
+		    uint64_t bytes, uint32_t chunk_shift, uint64_t *done)
 {
-	struct nvx_pool_resize r = { .node = node, .bytes = bytes };
+	struct nvx_pool_resize r = {
+		.node = node,
+		.bytes = bytes,
+		.chunk_shift = chunk_shift,
+	};
 	int ret = 0;
 
 	/* the kernel writes @done back also on failure */
@@ -161,6 +165,7 @@ enum {
 	NVX_OPT_WAIT,
 	NVX_OPT_CLEAN_ONLY,
 	NVX_OPT_HOLD,
+	NVX_OPT_CHUNK,
 };
 
 /**
@@ -169,12 +174,14 @@ enum {
  * @flags: NVX_GRANT_* from --wait and --clean-only.
  * @hold: --hold.
  * @bytes: the SIZE operand.
+ * @chunk_shift: log2 of --chunk, 0 without it.
  */
 struct nvx_pool_args {
 	uint32_t node;
 	uint32_t flags;
 	bool hold;
 	uint64_t bytes;
+	uint32_t chunk_shift;
 };
 
 static int nvx_parse_node(struct nvx_ctx *ctx, const char *s, uint32_t *node)
@@ -190,6 +197,24 @@ static int nvx_parse_node(struct nvx_ctx *ctx, const char *s, uint32_t *node)
 				       s);
 	*node = v;
 	return NVX_EXIT_OK;
+}
+
+/* --chunk SIZE: a power of two from 2M to 1G, as a shift. */
+static int nvx_parse_chunk(struct nvx_ctx *ctx, const char *s, uint32_t *shift)
+{
+	uint64_t v;
+	uint32_t i;
+
+	if (nvx_parse_size(s, &v) == 0) {
+		for (i = NVX_POOL_CHUNK_SHIFT; i <= NVX_POOL_CHUNK_SHIFT_MAX; i++) {
+			if (v == 1ULL << i) {
+				*shift = i;
+				return NVX_EXIT_OK;
+			}
+		}
+	}
+	return nvx_usage_error(ctx, "--chunk: '%s' is not a power of two from 2M to 1G",
+			       s);
 }
 
 /*
@@ -221,6 +246,11 @@ static int nvx_pool_parse(struct nvx_ctx *ctx, int argc, char **argv,
 			break;
 		case NVX_OPT_HOLD:
 			a->hold = true;
+			break;
+		case NVX_OPT_CHUNK:
+			ret = nvx_parse_chunk(ctx, optarg, &a->chunk_shift);
+			if (ret)
+				return ret;
 			break;
 		default:
 			return nvx_getopt_error(ctx, c, argv);
@@ -257,6 +287,12 @@ static const struct option nvx_node_opts[] = {
 	{ }
 };
 
+static const struct option nvx_grow_opts[] = {
+	{ "node", required_argument, NULL, NVX_OPT_NODE },
+	{ "chunk", required_argument, NULL, NVX_OPT_CHUNK },
+	{ }
+};
+
 static const struct option nvx_grant_opts[] = {
 	{ "node", required_argument, NULL, NVX_OPT_NODE },
 	{ "wait", no_argument, NULL, NVX_OPT_WAIT },
@@ -277,14 +313,15 @@ static int nvx_pool_resize_cmd(struct nvx_ctx *ctx, int argc, char **argv,
 	bool partial;
 	int ret, err;
 
-	ret = nvx_pool_parse(ctx, argc, argv, nvx_node_opts, true, &a);
+	ret = nvx_pool_parse(ctx, argc, argv, grow ? nvx_grow_opts :
+			     nvx_node_opts, true, &a);
 	if (ret)
 		return ret;
 	ret = nvx_open_device(ctx);
 	if (ret)
 		return ret;
 
-	err = -nvx_pool_resize(ctx, grow, a.node, a.bytes, &done);
+	err = -nvx_pool_resize(ctx, grow, a.node, a.bytes, a.chunk_shift, &done);
 	/* only these two still did some of the work */
 	partial = err == (grow ? ENOMEM : EBUSY);
 	if (err && !partial) {
@@ -342,11 +379,12 @@ static void nvx_pool_row(const char *name, const struct nvx_pool_stats *s)
 {
 	char t[32], c[32], d[32], g[32];
 
-	printf("%-8s %12s %12s %12s %12s\n", name,
+	printf("%-8s %12s %12s %12s %12s %8llu\n", name,
 	       nvx_fmt_mib(t, sizeof(t), s->total_bytes),
 	       nvx_fmt_mib(c, sizeof(c), s->clean_bytes),
 	       nvx_fmt_mib(d, sizeof(d), s->dirty_bytes),
-	       nvx_fmt_mib(g, sizeof(g), s->granted_bytes));
+	       nvx_fmt_mib(g, sizeof(g), s->granted_bytes),
+	       (unsigned long long)s->chunks);
 }
 
 static void nvx_pool_json_bytes(struct nvx_json *j,
@@ -356,6 +394,7 @@ static void nvx_pool_json_bytes(struct nvx_json *j,
 	nvx_json_u64(j, "clean_bytes", s->clean_bytes);
 	nvx_json_u64(j, "dirty_bytes", s->dirty_bytes);
 	nvx_json_u64(j, "granted_bytes", s->granted_bytes);
+	nvx_json_u64(j, "chunks", s->chunks);
 }
 
 static int cmd_pool_show(struct nvx_ctx *ctx, int argc, char **argv)
@@ -414,6 +453,7 @@ static int cmd_pool_show(struct nvx_ctx *ctx, int argc, char **argv)
 		total.clean_bytes += s->clean_bytes;
 		total.dirty_bytes += s->dirty_bytes;
 		total.granted_bytes += s->granted_bytes;
+		total.chunks += s->chunks;
 		nr_rows++;
 	}
 
@@ -433,14 +473,14 @@ static int cmd_pool_show(struct nvx_ctx *ctx, int argc, char **argv)
 		nvx_json_end(&ctx->js);
 		nvx_json_end(&ctx->js);
 	} else {
-		printf("%-8s %12s %12s %12s %12s\n", "node", "total MiB",
-		       "clean MiB", "dirty MiB", "granted MiB");
+		printf("%-8s %12s %12s %12s %12s %8s\n", "node", "total MiB",
+		       "clean MiB", "dirty MiB", "granted MiB", "chunks");
 		for (i = 0; i < nr_rows; i++) {
 			snprintf(name, sizeof(name), "%u", rows[i].node);
 			nvx_pool_row(name, &rows[i]);
 		}
 		nvx_pool_row("total", &total);
-		printf("chunk size: %s\n",
+		printf("counted and mapped in pieces of %s\n",
 		       nvx_fmt_bytes(chunk, sizeof(chunk), any.chunk_bytes));
 	}
 	free(rows);
@@ -506,6 +546,7 @@ int nvx_cmd_stat(struct nvx_ctx *ctx, int argc, char **argv)
 		nvx_json_u64(j, "scrubbed_bytes", s.scrubbed_bytes);
 		nvx_json_u64(j, "scrub_ns", s.scrub_ns);
 		nvx_json_u64(j, "sync_zeroed_bytes", s.sync_zeroed_bytes);
+		nvx_json_u64(j, "chunks", s.chunks);
 		if (s.scrub_ns)
 			nvx_json_double(j, "scrub_mib_per_s", mibps);
 		else
@@ -515,8 +556,10 @@ int nvx_cmd_stat(struct nvx_ctx *ctx, int argc, char **argv)
 	}
 
 	printf("%-22s %u\n", "nodes (nr_node_ids)", s.nr_nodes);
-	nvx_stat_bytes("chunk size", s.chunk_bytes);
+	nvx_stat_bytes("piece size", s.chunk_bytes);
 	nvx_stat_bytes("total", s.total_bytes);
+	printf("%-22s %llu (of any size)\n", "chunks",
+	       (unsigned long long)s.chunks);
 	nvx_stat_bytes("clean", s.clean_bytes);
 	nvx_stat_bytes("dirty", s.dirty_bytes);
 	nvx_stat_bytes("granted", s.granted_bytes);
@@ -715,16 +758,20 @@ const struct nvx_cmd nvx_pool_cmds[] = {
 	{
 		.name = "grow",
 		.summary = "add memory to the pool",
-		.usage = "SIZE [--node N] [--json]\n"
+		.usage = "SIZE [--node N] [--chunk CSIZE] [--json]\n"
 			 "\n"
-			 "Add SIZE (e.g. 512M, 4G; rounded up to whole chunks) of\n"
+			 "Add SIZE (e.g. 512M, 4G; rounded up to whole 2 MiB) of\n"
 			 "zeroed memory to the pool (NVX_IOC_POOL_GROW). Needs\n"
 			 "CAP_SYS_ADMIN. When the node cannot deliver all of it, what\n"
 			 "was added stays in the pool and is reported, and the exit\n"
 			 "status is 1.\n"
 			 "\n"
-			 "  --node N  put it on NUMA node N; default 'any': spread it\n"
-			 "            over the online nodes\n"
+			 "  --node N       put it on NUMA node N; default 'any': spread\n"
+			 "                 it over the online nodes\n"
+			 "  --chunk CSIZE  allocate physically contiguous chunks of up\n"
+			 "                 to CSIZE (a power of two, 2M to 1G; default\n"
+			 "                 2M), halving it while the allocator cannot\n"
+			 "                 deliver it\n"
 			 "\n"
 			 "JSON: \"node\" (null for any), \"requested_bytes\",\n"
 			 "\"done_bytes\", \"complete\".\n",
@@ -756,13 +803,14 @@ const struct nvx_cmd nvx_pool_cmds[] = {
 			 "Show the memory in the pool per online NUMA node, and the\n"
 			 "total, in MiB (NVX_IOC_POOL_STATS): total, clean (zeroed,\n"
 			 "ready to grant), dirty (returned, waiting for the\n"
-			 "scrubber) and granted.\n"
+			 "scrubber) and granted, and the number of chunks (of any\n"
+			 "size: see pool grow --chunk).\n"
 			 "\n"
 			 "  --node N  show only NUMA node N\n"
 			 "\n"
 			 "JSON: \"chunk_bytes\", \"nodes\" (one object per node: \"node\",\n"
 			 "\"total_bytes\", \"clean_bytes\", \"dirty_bytes\",\n"
-			 "\"granted_bytes\") and \"total\" (the same sums).\n",
+			 "\"granted_bytes\", \"chunks\") and \"total\" (the same sums).\n",
 		.fn = cmd_pool_show,
 	},
 	{ }

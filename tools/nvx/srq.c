@@ -2149,7 +2149,8 @@ static int nvx_sb_grow(struct nvx_sb *b, uint64_t need)
 		s.total_bytes - s.granted_bytes : 0;
 	if (avail >= need)
 		return NVX_EXIT_OK;
-	err = -nvx_pool_resize(b->ctx, true, b->node, need - avail, &done);
+	err = -nvx_pool_resize(b->ctx, true, b->node, need - avail, 0,
+			       &done);
 	b->added += done;
 	if (err) {
 		nvx_err("%s: the bench needs %s of the pool, which holds %s not granted; growing it by the rest failed: %s",
@@ -2171,7 +2172,7 @@ static int nvx_sb_give_back(struct nvx_sb *b)
 
 	while (b->added) {
 		done = 0;
-		err = -nvx_pool_resize(b->ctx, false, b->node, b->added,
+		err = -nvx_pool_resize(b->ctx, false, b->node, b->added, 0,
 				       &done);
 		b->added -= done < b->added ? done : b->added;
 		/* a grant may be returned a little after its set is closed */

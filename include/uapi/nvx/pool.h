@@ -3,8 +3,10 @@
  * nvx: the memory pool and grants.
  *
  * The pool holds physical memory per NUMA node in chunks (2 MiB by
- * default), each clean (zeroed), granted or dirty (returned, not yet
- * zeroed). A background scrubber turns dirty chunks clean. A grant is a
+ * default; a grow may ask for larger ones, up to 1 GiB, each a physically
+ * contiguous run of 2 MiB pieces), each clean (zeroed), granted or dirty
+ * (returned, not yet zeroed). Memory is counted, granted and mapped in
+ * 2 MiB pieces (chunk_bytes). A background scrubber turns dirty chunks clean. A grant is a
  * file descriptor owning some chunks; mmap() maps them; the last
  * reference (the fd and every mapping) returns them as dirty.
  *
@@ -20,16 +22,27 @@
 /* Any NUMA node. */
 #define NVX_NODE_ANY		0xffffffffU
 
-/* Default chunk: 2 MiB (order 9 on 4 KiB pages). */
+/*
+ * Default chunk, and the unit memory is counted, granted and mapped in:
+ * 2 MiB (order 9 on 4 KiB pages).
+ */
 #define NVX_POOL_CHUNK_SHIFT	21
+/* Largest chunk a grow may ask for: 1 GiB. */
+#define NVX_POOL_CHUNK_SHIFT_MAX	30
 
 /**
  * struct nvx_pool_resize - NVX_IOC_POOL_GROW and NVX_IOC_POOL_SHRINK
  * @flags: in: must be 0.
  * @node: in: the NUMA node; NVX_NODE_ANY spreads over the online nodes
  *	(grow) or takes from any node (shrink).
- * @bytes: in: how much to add or remove; rounded up to whole chunks.
+ * @bytes: in: how much to add or remove; rounded up to whole 2 MiB.
  * @done: out: bytes actually added or removed, also on failure.
+ * @chunk_shift: in: grow: log2 of the largest chunk to allocate, from
+ *	NVX_POOL_CHUNK_SHIFT to NVX_POOL_CHUNK_SHIFT_MAX, or 0 for
+ *	NVX_POOL_CHUNK_SHIFT. Grow takes chunks of that size while the
+ *	allocator delivers them, then halves the size, down to 2 MiB.
+ *	Shrink: must be 0.
+ * @pad: in: must be 0.
  *
  * Grow fails with -ENOMEM when the node could not deliver all of @bytes;
  * what it did add stays in the pool and is reported in @done. Shrink
@@ -43,6 +56,8 @@ struct nvx_pool_resize {
 	__u32 node;
 	__u64 bytes;
 	__u64 done;
+	__u32 chunk_shift;
+	__u32 pad;
 };
 
 /**
@@ -51,7 +66,7 @@ struct nvx_pool_resize {
  * @node: in: the NUMA node, or NVX_NODE_ANY for the sum of all nodes.
  * @nr_nodes: out: nr_node_ids, the bound for @node.
  * @pad: in: must be 0.
- * @chunk_bytes: out: size of one chunk.
+ * @chunk_bytes: out: the unit of the counts: 2 MiB.
  * @total_bytes: out: memory in the pool (clean + dirty + granted).
  * @clean_bytes: out: zeroed and ready to grant.
  * @dirty_bytes: out: returned, waiting for the scrubber (this includes
@@ -63,6 +78,9 @@ struct nvx_pool_resize {
  * @scrubbed_bytes: out: bytes zeroed by the scrubber since boot.
  * @scrub_ns: out: time the scrubber spent zeroing, in nanoseconds.
  * @sync_zeroed_bytes: out: bytes zeroed on a grant's own path.
+ * @chunks: out: number of chunks in the pool, in any state, of any size
+ *	(a chunk larger than 2 MiB counts once; a grant that takes part of
+ *	one splits it in two).
  *
  * Needs only /dev/nvx access. Fails with -EINVAL for a node that does
  * not exist or is offline.
@@ -83,6 +101,7 @@ struct nvx_pool_stats {
 	__u64 scrubbed_bytes;
 	__u64 scrub_ns;
 	__u64 sync_zeroed_bytes;
+	__u64 chunks;
 };
 
 /*
@@ -124,8 +143,9 @@ struct nvx_grant_create {
  * @flags: in: must be 0.
  * @node: out: the node of the first chunk.
  * @bytes: out: the size of the grant.
- * @chunk_bytes: out: size of one chunk.
- * @nr_chunks: out: number of chunks.
+ * @chunk_bytes: out: the unit the grant is mapped in: 2 MiB.
+ * @nr_chunks: out: @bytes / @chunk_bytes. NVX_IOC_GRANT_RANGES shows
+ *	which of them are physically contiguous.
  */
 struct nvx_grant_info {
 	__u32 flags;
