@@ -448,8 +448,9 @@ static int nvx_pool_resize_ioctl(void *argp, bool grow)
 		return -EPERM;
 	if (r->flags || r->pad)
 		return -EINVAL;
-	if (grow ? shift < NVX_POOL_CHUNK_SHIFT ||
-		   shift > NVX_POOL_CHUNK_SHIFT_MAX : r->chunk_shift)
+	if (!grow && r->chunk_shift)
+		return -EINVAL;
+	if (shift < NVX_POOL_CHUNK_SHIFT || shift > NVX_POOL_CHUNK_SHIFT_MAX)
 		return -EINVAL;
 	if (r->node != NVX_NODE_ANY && !nvx_node_valid(r->node))
 		return -EINVAL;
@@ -570,7 +571,12 @@ static void nvx_unaccount(struct user_struct *user, unsigned long pages)
 	atomic_long_sub(pages, &user->locked_vm);
 }
 
-/* Append the chunks on @list to @g, their pieces in order. */
+/*
+ * Append the chunks on @list to @g, their pieces in order. Each piece's
+ * folio gets its page offset in the grant as its index: finish_fault()
+ * maps a folio with a PMD only if it ends below i_size by that index, and
+ * a folio's index is otherwise whatever its memory's last user left.
+ */
 static void nvx_grant_add(struct nvx_grant *g, struct list_head *list)
 {
 	struct nvx_chunk *c, *tmp;
@@ -578,8 +584,12 @@ static void nvx_grant_add(struct nvx_grant *g, struct list_head *list)
 
 	list_for_each_entry_safe(c, tmp, list, list) {
 		list_move_tail(&c->list, &g->chunks);
-		for (i = 0; i < c->nr; i++)
-			g->pieces[g->nr_pieces++] = nvx_chunk_piece(c, i);
+		for (i = 0; i < c->nr; i++) {
+			struct page *piece = nvx_chunk_piece(c, i);
+
+			page_folio(piece)->index = g->nr_pieces << NVX_CHUNK_ORDER;
+			g->pieces[g->nr_pieces++] = piece;
+		}
 	}
 }
 
@@ -1107,6 +1117,48 @@ static void nvx_scrub_putback(struct nvx_chunk *c, bool pinned)
 	spin_unlock(&n->lock);
 }
 
+/*
+ * Put back a chunk the scrubber holds: dirty when nobody else references
+ * it, pinned when someone does. A pinned chunk of several pieces is split
+ * into one-piece chunks first, so that one pinned page holds back 2 MiB,
+ * not the whole chunk; without memory for the descriptors it goes back
+ * whole.
+ */
+static void nvx_scrub_sort(struct nvx_chunk *c)
+{
+	struct nvx_pool_node *n = nvx_node(c->nid);
+	struct nvx_chunk *p, *tmp;
+	LIST_HEAD(pieces);
+	unsigned long i;
+
+	if (c->nr == 1 || !nvx_chunk_busy(c)) {
+		nvx_scrub_putback(c, nvx_chunk_busy(c));
+		return;
+	}
+	for (i = 1; i < c->nr; i++) {
+		p = kzalloc(sizeof(*p), GFP_KERNEL);
+		if (!p)
+			break;
+		list_add_tail(&p->list, &pieces);
+	}
+	if (i < c->nr) {
+		list_for_each_entry_safe(p, tmp, &pieces, list)
+			kfree(p);
+		nvx_scrub_putback(c, true);
+		return;
+	}
+	/* @c keeps its first piece, each descriptor takes one from the end */
+	spin_lock(&n->lock);
+	list_for_each_entry(p, &pieces, list)
+		nvx_chunk_split(c, c->nr - 1, p);
+	spin_unlock(&n->lock);
+	list_add(&c->list, &pieces);
+	list_for_each_entry_safe(p, tmp, &pieces, list) {
+		list_del(&p->list);
+		nvx_scrub_putback(p, nvx_chunk_busy(p));
+	}
+}
+
 /* Look at the pinned chunks again, outside the lock; free ones go dirty. */
 static void nvx_scrub_recheck_pinned(void)
 {
@@ -1124,7 +1176,7 @@ static void nvx_scrub_recheck_pinned(void)
 		spin_unlock(&n->lock);
 		list_for_each_entry_safe(c, tmp, &list, list) {
 			list_del(&c->list);
-			nvx_scrub_putback(c, nvx_chunk_busy(c));
+			nvx_scrub_sort(c);
 			cond_resched();
 		}
 	}
@@ -1166,7 +1218,7 @@ static int nvx_scrubber(void *unused)
 			continue;
 		}
 		if (nvx_chunk_busy(c)) {
-			nvx_scrub_putback(c, true);
+			nvx_scrub_sort(c);
 			continue;
 		}
 		t0 = ktime_get_ns();

@@ -460,9 +460,10 @@ POOL_TEST(large_chunks)
 	const uint64_t big = 64ULL << 20;
 	struct nvx_grant_range rg[4];
 	struct nvx_pool_stats s0, s;
+	struct pin_longterm_test pt = { 0 };
 	uint64_t done, sum;
 	unsigned char *p, *q;
-	int g, g2, n, i;
+	int g, g2, n, i, gfd;
 
 	ASSERT_EQ(0, pool_stats(self->fd, &s0));
 	ASSERT_EQ(0, s0.granted_bytes);
@@ -534,16 +535,49 @@ POOL_TEST(large_chunks)
 	p = map_grant(g, big);
 	ASSERT_NE(MAP_FAILED, p);
 	EXPECT_TRUE(all_bytes(p, big, 0));
+
+	/*
+	 * A page pinned in the middle of the 62 MiB chunk when the grant
+	 * goes: the scrubber splits that chunk into pieces and holds back
+	 * only the pinned piece.
+	 */
+	gfd = open(GUP_TEST, O_RDWR);
+	if (gfd >= 0) {
+		pt.addr = (uintptr_t)p + big / 2;
+		pt.size = PAGE;
+		pt.flags = PIN_LONGTERM_TEST_FLAG_USE_WRITE;
+		ASSERT_EQ(0, ioctl(gfd, PIN_LONGTERM_TEST_START, &pt));
+	} else {
+		TH_LOG(GUP_TEST " missing (CONFIG_GUP_TEST): no pinned chunk");
+	}
 	munmap(p, big);
 	close(g);
+	if (gfd >= 0) {
+		uint64_t end = now_ms() + 60000;
+
+		do {
+			usleep(100000);
+			ASSERT_EQ(0, pool_stats(self->fd, &s));
+		} while (s.clean_bytes < big - CHUNK && now_ms() < end);
+		EXPECT_EQ(big - CHUNK, s.clean_bytes);
+		EXPECT_EQ(CHUNK, s.dirty_bytes);
+		EXPECT_EQ(32, s.chunks);
+		ASSERT_EQ(0, ioctl(gfd, PIN_LONGTERM_TEST_STOP));
+		close(gfd);
+	}
 
 	/* shrinking part of a chunk splits it too */
 	ASSERT_EQ(0, wait_scrubbed(self->fd));
+	ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_SHRINK, big,
+				 NVX_NODE_ANY, &done));
+	ASSERT_EQ(0, nvx_ioctl(self->fd, NVX_IOC_POOL_GROW, &r));
+	EXPECT_EQ(big, r.done);
 	ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_SHRINK, big / 2,
 				 NVX_NODE_ANY, &done));
 	EXPECT_EQ(big / 2, done);
 	ASSERT_EQ(0, pool_stats(self->fd, &s));
 	EXPECT_EQ(big / 2, s.total_bytes);
+	EXPECT_EQ(1, s.chunks);
 	ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_SHRINK, big / 2,
 				 NVX_NODE_ANY, &done));
 	ASSERT_EQ(0, pool_stats(self->fd, &s));
