@@ -47,6 +47,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/nodemask.h>
+#include <linux/pagemap.h>
 #include <linux/pfn.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/user.h>
@@ -804,16 +805,47 @@ static vm_fault_t nvx_grant_fault(struct vm_fault *vmf)
 	return 0;
 }
 
+/*
+ * A PMD fault on a grant mapping (THP enabled: the VMA is VM_HUGEPAGE):
+ * map the piece with one PMD directly. Unlike ->fault, which the kernel
+ * calls after preallocating a page table a PMD mapping does not need,
+ * this costs no page table. do_set_pmd() checks the alignment and that
+ * the piece lies inside the VMA, and falls back otherwise; the mapping
+ * holds the reference taken here.
+ */
+static vm_fault_t nvx_grant_huge_fault(struct vm_fault *vmf,
+				       unsigned int order)
+{
+	struct nvx_grant *g = vmf->vma->vm_file->private_data;
+	struct folio *folio;
+	vm_fault_t ret;
+
+	if (order != PMD_ORDER || vmf->pgoff >= g->nr_pieces * NVX_CHUNK_PAGES)
+		return VM_FAULT_FALLBACK;
+	folio = page_folio(nvx_grant_page(g, vmf->pgoff));
+	folio_get(folio);
+	folio_lock(folio);
+	ret = do_set_pmd(vmf, &folio->page);
+	folio_unlock(folio);
+	if (ret) {
+		folio_put(folio);
+		return ret;
+	}
+	return VM_FAULT_NOPAGE;
+}
+
 static const struct vm_operations_struct nvx_grant_vm_ops = {
 	.fault = nvx_grant_fault,
+	.huge_fault = nvx_grant_huge_fault,
 };
 
 /*
  * mmap: shared mappings only (a private one would copy on write and
  * write elsewhere), inside the grant, never growing. Nothing is mapped
- * here: the first touch of each chunk faults once and maps the chunk
- * with a PMD (see nvx_grant_fault()); thp_get_unmapped_area() picks a
- * 2 MiB-aligned address when the caller lets the kernel choose. The
+ * here: the first touch of each piece faults once and maps it with a PMD
+ * (nvx_grant_huge_fault(), or nvx_grant_fault() when transparent
+ * hugepages are off); thp_get_unmapped_area() picks a 2 MiB-aligned
+ * address when the caller lets the kernel choose. The
  * VMA is not VM_MIXEDMAP or VM_PFNMAP: the mappings are of ordinary
  * refcounted folios, so GUP (also FOLL_LONGTERM), KVM, I/O and fork
  * work, and unmapping drops the references the faults took.
@@ -829,7 +861,7 @@ static int nvx_grant_mmap(struct file *file, struct vm_area_struct *vma)
 	if (pgoff >= total || npages > total - pgoff)
 		return -EINVAL;
 
-	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_HUGEPAGE);
 	vma->vm_ops = &nvx_grant_vm_ops;
 	return 0;
 }
