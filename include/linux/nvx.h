@@ -1,100 +1,213 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * nvx: interfaces between the parts of nvx inside the kernel.
+ * nvx core API: what the nvx modules use of the core module (nvx.ko).
  *
- * kernel/nvx/ is the core (built in or a module); arch/x86/nvx/ is always
- * built in when nvx is enabled, because its hooks sit on paths that a
- * module cannot reach (return to user mode, KVM exits).
+ * The core owns /dev/nvx and the ioctl plumbing. A capability module
+ * describes its ioctls in a table of struct nvx_ioctl_op, indexed by
+ * _IOC_NR, and registers the table as a struct nvx_ioctl_range: on
+ * /dev/nvx with nvx_register_ioctls(), or on a file of its own by calling
+ * nvx_ioctl_dispatch() from its ->unlocked_ioctl. The dispatcher copies
+ * the argument in and out (extensible structs, include/uapi/nvx/nvx.h)
+ * and installs a new file descriptor only once the result has reached
+ * userspace, so a handler never touches user memory for its argument.
+ *
+ * The handler signature, once for every nvx ioctl:
+ *
+ *	int handler(struct nvx_ucmd *ucmd);
+ *
+ * @ucmd->arg is a kernel copy of the argument struct, zero-extended to
+ * the size this kernel knows; the handler reads its input there and
+ * writes its output there. It returns 0 or a negative errno; the
+ * argument is copied back on success (and also on failure for ops with
+ * NVX_IOCTL_OUT_ON_ERROR). A handler that creates a file descriptor calls
+ * nvx_ucmd_fd() or nvx_anon_fd() and writes the number it returns into
+ * its argument.
  */
 #ifndef _LINUX_NVX_H
 #define _LINUX_NVX_H
 
+#include <linux/anon_inodes.h>
+#include <linux/build_bug.h>
+#include <linux/fcntl.h>
+#include <linux/file.h>
+#include <linux/ioctl.h>
+#include <linux/list.h>
+#include <linux/stddef.h>
 #include <linux/types.h>
+#include <uapi/nvx/nvx.h>
 
-struct file;
-struct mm_struct;
-struct task_struct;
+struct dentry;
+struct module;
 
-u64 nvx_arch_hw_features(void);
+/*
+ * The _IOC_NR ranges of the tables (include/uapi/nvx/nvx.h lists them):
+ * /dev/nvx ranges first, then those of the files they hand out.
+ */
+#define NVX_IOC_CORE_BASE	0x00	/* /dev/nvx: version, features */
+#define NVX_IOC_POOL_BASE	0x10	/* /dev/nvx: pool and grant */
+#define NVX_IOC_GRANT_BASE	0x18	/* grant fd */
+#define NVX_IOC_UVM_BASE	0x30	/* /dev/nvx: endpoint, attach */
+#define NVX_IOC_UVM_EP_BASE	0x38	/* endpoint fd */
+#define NVX_IOC_UVM_CHAN_BASE	0x40	/* channel fd */
+#define NVX_IOC_UINTR_BASE	0x50	/* /dev/nvx: user interrupts */
+#define NVX_IOC_SRQ_BASE	0x70	/* /dev/nvx: shared RX queues */
+#define NVX_IOC_SRQ_SET_BASE	0x78	/* srq set fd */
+
+/* Largest argument struct any nvx ioctl takes; the copy lives on the stack. */
+#define NVX_IOCTL_MAX_ARG	256
+
+/* Copy the argument back to userspace even when the handler failed. */
+#define NVX_IOCTL_OUT_ON_ERROR	BIT(0)
 
 /**
- * struct nvx_new_fd - a file descriptor an ioctl hands out
- * @file: the new file; NULL when the ioctl made none.
- * @fd: the reserved descriptor number, written into the argument struct.
- *
- * A handler that creates an fd reserves the number and the file but does
- * not install them: the dispatcher installs the fd only once the result
- * has reached userspace, and undoes both when copying it out fails, so
- * that no fd exists that the caller never learnt about.
+ * struct nvx_ucmd - one ioctl call, as a handler sees it
+ * @file: the file the ioctl was issued on.
+ * @arg: the kernel copy of the argument struct.
+ * @new_file: a file to install as @new_fd once the argument reached
+ *	userspace; set by nvx_ucmd_fd().
+ * @new_fd: the reserved descriptor number for @new_file.
  */
-struct nvx_new_fd {
+struct nvx_ucmd {
 	struct file *file;
-	int fd;
+	void *arg;
+	struct file *new_file;
+	int new_fd;
 };
 
-#ifdef CONFIG_NVX_UINTR
-#include <linux/sched.h>
-#include <linux/mm_types.h>
+/**
+ * struct nvx_ioctl_op - one ioctl of a table
+ * @cmd: the ioctl number as the uapi header defines it; 0 for a hole in
+ *	the table (-ENOTTY).
+ * @size: the size of the argument struct this kernel knows.
+ * @min_size: the size of its first published version.
+ * @flags: NVX_IOCTL_* bits.
+ * @fn: the handler.
+ */
+struct nvx_ioctl_op {
+	unsigned int cmd;
+	unsigned int size;
+	unsigned int min_size;
+	unsigned int flags;
+	int (*fn)(struct nvx_ucmd *ucmd);
+};
 
-/* The /dev/nvx ioctls of arch/x86/nvx/uintr.c. */
-int nvx_ioc_uintr_register(struct file *file, void *argp,
-			   struct nvx_new_fd *nfd);
-int nvx_ioc_uintr_unregister(struct file *file, void *argp,
-			     struct nvx_new_fd *nfd);
-int nvx_ioc_uintr_vector_fd(struct file *file, void *argp,
-			    struct nvx_new_fd *nfd);
-int nvx_ioc_uintr_add_sender(struct file *file, void *argp,
-			     struct nvx_new_fd *nfd);
-int nvx_ioc_uintr_del_sender(struct file *file, void *argp,
-			     struct nvx_new_fd *nfd);
-int nvx_ioc_uintr_send(struct file *file, void *argp, struct nvx_new_fd *nfd);
-int nvx_ioc_uintr_send_many(struct file *file, void *argp,
-			    struct nvx_new_fd *nfd);
-int nvx_ioc_uintr_wait(struct file *file, void *argp, struct nvx_new_fd *nfd);
-int nvx_ioc_uintr_timer(struct file *file, void *argp, struct nvx_new_fd *nfd);
-int nvx_ioc_uintr_signal(struct file *file, void *argp,
-			 struct nvx_new_fd *nfd);
+/*
+ * NVX_IOCTL_OP(base, ioctl, fn, type, last, flags): the table entry of
+ * @ioctl, at index _IOC_NR(@ioctl) - @base. Checked at build time: the
+ * ioctl's magic is nvx's, its encoded size is sizeof(@type), the struct
+ * fits the dispatcher's copy, @last is a member of @type (the last one
+ * of the first published version) and the ioctl's number is not below
+ * the table's @base.
+ */
+#define NVX_IOCTL_OP(_base, _ioctl, _fn, _type, _last, _flags)		\
+	[_IOC_NR(_ioctl) - (_base)] = {					\
+		.cmd = (_ioctl),					\
+		.size = sizeof(_type) +					\
+			BUILD_BUG_ON_ZERO(_IOC_TYPE(_ioctl) != NVX_IOC_MAGIC) + \
+			BUILD_BUG_ON_ZERO(_IOC_NR(_ioctl) < (_base)) +	\
+			BUILD_BUG_ON_ZERO(_IOC_SIZE(_ioctl) != sizeof(_type)) + \
+			BUILD_BUG_ON_ZERO(sizeof(_type) > NVX_IOCTL_MAX_ARG), \
+		.min_size = offsetofend(_type, _last),			\
+		.flags = (_flags),					\
+		.fn = (_fn),						\
+	}
 
-/* Hooks in fork, exit, exec, mm teardown and get_signal(). */
-void __nvx_uintr_exit(struct task_struct *tsk);
-void __nvx_uintr_mm_exit(struct mm_struct *mm);
-bool __nvx_uintr_route_signal(int signr);
+/**
+ * struct nvx_ioctl_range - a table of ioctls with consecutive numbers
+ * @base: _IOC_NR of @ops[0].
+ * @nr: entries in @ops.
+ * @ops: the table, built with NVX_IOCTL_OP().
+ * @feature: the NVX_FEAT_* bit the range provides on /dev/nvx (0 for a
+ *	range of a derived file).
+ * @owner: the module of the handlers; a call takes a reference on it.
+ * @node: on the core's list of /dev/nvx ranges.
+ */
+struct nvx_ioctl_range {
+	unsigned int base;
+	unsigned int nr;
+	const struct nvx_ioctl_op *ops;
+	u64 feature;
+	struct module *owner;
+	struct list_head node;
+};
 
-static inline void nvx_uintr_fork(struct task_struct *p)
-{
-	p->nvx_uintr = NULL;
+#define NVX_IOCTL_RANGE(_base, _ops, _feature) {			\
+	.base = (_base),						\
+	.nr = ARRAY_SIZE(_ops),						\
+	.ops = (_ops),							\
+	.feature = (_feature),						\
+	.owner = THIS_MODULE,						\
 }
 
-static inline void nvx_uintr_mm_init(struct mm_struct *mm)
+long nvx_ioctl_dispatch(struct file *file, unsigned int cmd,
+			unsigned long arg, const struct nvx_ioctl_range *range);
+int nvx_register_ioctls(struct nvx_ioctl_range *range);
+void nvx_unregister_ioctls(struct nvx_ioctl_range *range);
+struct dentry *nvx_debugfs_dir(void);
+
+/**
+ * nvx_ucmd_fd() - hand out a file as a new descriptor of an ioctl
+ * @ucmd: the call.
+ * @file: the new file; on failure it is released (fput()).
+ * @o_flags: O_CLOEXEC or 0.
+ *
+ * Reserves a descriptor for @file; the dispatcher installs it once the
+ * argument has been copied back, or drops both if that fails. At most
+ * one per call.
+ *
+ * Return: the descriptor number, or a negative errno.
+ */
+static inline int nvx_ucmd_fd(struct nvx_ucmd *ucmd, struct file *file,
+			      unsigned int o_flags)
 {
-	mm->nvx_uintr_senders = NULL;
+	int fd;
+
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	fd = get_unused_fd_flags(O_RDWR | (o_flags & O_CLOEXEC));
+	if (fd < 0) {
+		fput(file);
+		return fd;
+	}
+	ucmd->new_file = file;
+	ucmd->new_fd = fd;
+	return fd;
 }
 
-/* The thread exits or execs: its registration, timer and routing end. */
-static inline void nvx_uintr_exit(struct task_struct *tsk)
+/**
+ * nvx_anon_fd() - a new anon-inode file, handed out as a descriptor
+ * @ucmd: the call.
+ * @name: the anon inode's name ("[nvx-...]").
+ * @fops: its file operations (with .owner set).
+ * @priv: its private_data.
+ * @o_flags: O_CLOEXEC or 0.
+ *
+ * On failure nothing of @priv is released: the caller still owns it.
+ * On success the file owns @priv (its ->release frees it).
+ *
+ * Return: the descriptor number, or a negative errno.
+ */
+static inline int nvx_anon_fd(struct nvx_ucmd *ucmd, const char *name,
+			      const struct file_operations *fops, void *priv,
+			      unsigned int o_flags)
 {
-	if (unlikely(tsk->nvx_uintr))
-		__nvx_uintr_exit(tsk);
+	struct file *file;
+	int fd;
+
+	fd = get_unused_fd_flags(O_RDWR | (o_flags & O_CLOEXEC));
+	if (fd < 0)
+		return fd;
+	file = anon_inode_getfile(name, fops, priv, O_RDWR);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		return PTR_ERR(file);
+	}
+	ucmd->new_file = file;
+	ucmd->new_fd = fd;
+	return fd;
 }
 
-/* The address space goes away: its sender table with it. */
-static inline void nvx_uintr_mm_exit(struct mm_struct *mm)
-{
-	if (unlikely(mm->nvx_uintr_senders))
-		__nvx_uintr_mm_exit(mm);
-}
-
-/* In get_signal(), siglock held: true if @signr became a user interrupt. */
-static inline bool nvx_uintr_route_signal(int signr)
-{
-	return unlikely(current->nvx_uintr) && __nvx_uintr_route_signal(signr);
-}
-#else
-static inline void nvx_uintr_fork(struct task_struct *p) { }
-static inline void nvx_uintr_mm_init(struct mm_struct *mm) { }
-static inline void nvx_uintr_exit(struct task_struct *tsk) { }
-static inline void nvx_uintr_mm_exit(struct mm_struct *mm) { }
-static inline bool nvx_uintr_route_signal(int signr) { return false; }
-#endif
+/* Hardware facts for NVX_IOC_FEATURES (arch/x86/nvx/hw.c, built in). */
+u64 nvx_arch_hw_features(void);
 
 #endif /* _LINUX_NVX_H */

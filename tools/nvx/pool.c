@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * nvxtool: the memory pool and grants (include/uapi/nvx/pool.h).
+ * nvxtool: the objects "pool" and "grant" (include/uapi/nvx/pool.h).
  *
  *   pool grow SIZE [--node N]	NVX_IOC_POOL_GROW
  *   pool shrink SIZE [--node N]	NVX_IOC_POOL_SHRINK
  *   pool show [--node N]	NVX_IOC_POOL_STATS, one line per node
- *   stat			NVX_IOC_POOL_STATS, every counter
- *   grant SIZE ...		NVX_IOC_GRANT, then map, touch and time it
+ *   pool stats			NVX_IOC_POOL_STATS, every counter
+ *   grant create SIZE ...	NVX_IOC_GRANT, then map, touch and time it
  *
- * The helpers at the top (nvx_pool_stats_get() and friends) are shared
- * with bench.c.
+ * The ioctls themselves are libnvx's (nvx_pool.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,100 +25,7 @@
 
 #include "nvxtool.h"
 
-#define NVX_MIB		(1024ULL * 1024)
-
 /* ------------------------------------------------------------- helpers */
-
-int nvx_pool_stats_get(struct nvx_ctx *ctx, uint32_t node,
-		       struct nvx_pool_stats *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->node = node;
-	if (ioctl(ctx->fd, NVX_IOC_POOL_STATS, s))
-		return -errno;
-	return 0;
-}
-
-int nvx_pool_resize(struct nvx_ctx *ctx, bool grow, uint32_t node,
-		    uint64_t bytes, uint32_t chunk_shift, uint64_t *done)
-{
-	struct nvx_pool_resize r = {
-		.node = node,
-		.bytes = bytes,
-		.chunk_shift = chunk_shift,
-	};
-	int ret = 0;
-
-	/* the kernel writes @done back also on failure */
-	if (ioctl(ctx->fd, grow ? NVX_IOC_POOL_GROW : NVX_IOC_POOL_SHRINK,
-		  &r))
-		ret = -errno;
-	*done = r.done;
-	return ret;
-}
-
-int nvx_grant_new(struct nvx_ctx *ctx, uint32_t node, uint64_t bytes,
-		  uint32_t flags, int *fd)
-{
-	struct nvx_grant_create g = {
-		.flags = flags,
-		.node = node,
-		.bytes = bytes,
-	};
-
-	if (ioctl(ctx->fd, NVX_IOC_GRANT, &g))
-		return -errno;
-	*fd = g.fd;
-	return 0;
-}
-
-/* Where nvx says more than strerror(): per request (0: any) and errno. */
-static const struct {
-	unsigned long req;
-	int err;
-	const char *why;
-} nvx_pool_why[] = {
-	{ 0, ENOTTY,
-	  "the running kernel has no nvx pool (CONFIG_NVX_POOL), or an older nvx ABI",
-	},
-	{ 0, EPERM, "needs CAP_SYS_ADMIN" },
-	{ NVX_IOC_POOL_GROW, ENOMEM, "the node could not deliver all of it" },
-	{ NVX_IOC_POOL_SHRINK, EBUSY,
-	  "granted memory cannot be released (nor returned memory still pinned by someone): close the grants first",
-	},
-	{ NVX_IOC_GRANT, ENOSPC,
-	  "the pool does not hold enough free memory on that node (nvxtool pool grow)",
-	},
-	{ NVX_IOC_GRANT, EAGAIN,
-	  "the pool holds too few clean (zeroed) chunks on that node right now: the scrubber has not caught up (try --wait, or drop --clean-only)",
-	},
-	{ NVX_IOC_GRANT, EDQUOT,
-	  "over RLIMIT_MEMLOCK (ulimit -l; CAP_IPC_LOCK is exempt)",
-	},
-	{ NVX_IOC_GRANT, EFBIG,
-	  "above grant_max_bytes (/sys/module/nvx/parameters/grant_max_bytes)",
-	},
-	{ NVX_IOC_GRANT, EINTR, "interrupted while waiting for the scrubber" },
-};
-
-/* Why @req failed with @err, where nvx says more than strerror(). */
-static const char *nvx_pool_explain(unsigned long req, int err)
-{
-	size_t i;
-
-	for (i = 0; i < NVX_ARRAY_SIZE(nvx_pool_why); i++)
-		if (nvx_pool_why[i].err == err &&
-		    (!nvx_pool_why[i].req || nvx_pool_why[i].req == req))
-			return nvx_pool_why[i].why;
-	return NULL;
-}
-
-const char *nvx_pool_strerror(unsigned long req, int err)
-{
-	const char *why = nvx_pool_explain(req, err);
-
-	return why ? why : strerror(err);
-}
 
 /*
  * Print why @req on @node failed with @err, e.g.
@@ -206,7 +112,7 @@ static int nvx_parse_chunk(struct nvx_ctx *ctx, const char *s, uint32_t *shift)
 	uint32_t i;
 
 	if (nvx_parse_size(s, &v) == 0) {
-		for (i = NVX_POOL_CHUNK_SHIFT; i <= NVX_POOL_CHUNK_SHIFT_MAX; i++) {
+		for (i = NVX_POOL_PIECE_SHIFT; i <= NVX_POOL_CHUNK_SHIFT_MAX; i++) {
 			if (v == 1ULL << i) {
 				*shift = i;
 				return NVX_EXIT_OK;
@@ -321,7 +227,7 @@ static int nvx_pool_resize_cmd(struct nvx_ctx *ctx, int argc, char **argv,
 	if (ret)
 		return ret;
 
-	err = -nvx_pool_resize(ctx, grow, a.node, a.bytes, a.chunk_shift, &done);
+	err = -nvx_pool_resize(ctx->fd, grow, a.node, a.bytes, a.chunk_shift, &done);
 	/* only these two still did some of the work */
 	partial = err == (grow ? ENOMEM : EBUSY);
 	if (err && !partial) {
@@ -414,7 +320,7 @@ static int cmd_pool_show(struct nvx_ctx *ctx, int argc, char **argv)
 		return ret;
 
 	/* the sum first: it tells nr_nodes and the chunk size */
-	err = -nvx_pool_stats_get(ctx, NVX_NODE_ANY, &any);
+	err = -nvx_pool_stats_get(ctx->fd, NVX_NODE_ANY, &any);
 	if (err) {
 		nvx_pool_perror(ctx, NVX_IOC_POOL_STATS, NVX_NODE_ANY, err);
 		return NVX_EXIT_FAIL;
@@ -441,7 +347,7 @@ static int cmd_pool_show(struct nvx_ctx *ctx, int argc, char **argv)
 	for (n = first; n <= last; n++) {
 		struct nvx_pool_stats *s = &rows[nr_rows];
 
-		err = -nvx_pool_stats_get(ctx, n, s);
+		err = -nvx_pool_stats_get(ctx->fd, n, s);
 		if (err == EINVAL && a.node == NVX_NODE_ANY)
 			continue;	/* not a node, or offline */
 		if (err) {
@@ -459,7 +365,7 @@ static int cmd_pool_show(struct nvx_ctx *ctx, int argc, char **argv)
 
 	if (ctx->json) {
 		nvx_json_object_begin(&ctx->js, NULL);
-		nvx_json_u64(&ctx->js, "chunk_bytes", any.chunk_bytes);
+		nvx_json_u64(&ctx->js, "piece_bytes", any.piece_bytes);
 		nvx_json_array_begin(&ctx->js, "nodes");
 		for (i = 0; i < nr_rows; i++) {
 			nvx_json_object_begin(&ctx->js, NULL);
@@ -481,7 +387,7 @@ static int cmd_pool_show(struct nvx_ctx *ctx, int argc, char **argv)
 		}
 		nvx_pool_row("total", &total);
 		printf("counted and mapped in pieces of %s\n",
-		       nvx_fmt_bytes(chunk, sizeof(chunk), any.chunk_bytes));
+		       nvx_fmt_bytes(chunk, sizeof(chunk), any.piece_bytes));
 	}
 	free(rows);
 	return NVX_EXIT_OK;
@@ -497,8 +403,8 @@ static void nvx_stat_bytes(const char *name, uint64_t bytes)
 	       nvx_fmt_bytes(h, sizeof(h), bytes), (unsigned long long)bytes);
 }
 
-const char nvx_stat_usage[] =
-	"[--json]\n"
+static const char nvx_pool_stats_usage[] =
+	"\n"
 	"\n"
 	"Show every counter of the nvx pool, summed over the NUMA nodes\n"
 	"(NVX_IOC_POOL_STATS): memory in the pool by state (clean: zeroed and\n"
@@ -506,10 +412,11 @@ const char nvx_stat_usage[] =
 	"live grants), grants created, live and refused, what the background\n"
 	"scrubber zeroed and in how much time (and so its throughput), and\n"
 	"what grants had to zero on their own path. JSON keys are the field\n"
-	"names of struct nvx_pool_stats, plus \"scrub_mib_per_s\" (null until\n"
-	"the scrubber has run).\n";
+	"names of struct nvx_pool_stats: \"nr_nodes\" and \"piece_bytes\", then\n"
+	"\"counters\" (the others, as numbers), and \"scrub_mib_per_s\" (null\n"
+	"until the scrubber has run): the shape of srq stats.\n";
 
-int nvx_cmd_stat(struct nvx_ctx *ctx, int argc, char **argv)
+static int cmd_pool_stats(struct nvx_ctx *ctx, int argc, char **argv)
 {
 	struct nvx_pool_stats s;
 	double mibps = 0;
@@ -521,7 +428,7 @@ int nvx_cmd_stat(struct nvx_ctx *ctx, int argc, char **argv)
 	ret = nvx_open_device(ctx);
 	if (ret)
 		return ret;
-	err = -nvx_pool_stats_get(ctx, NVX_NODE_ANY, &s);
+	err = -nvx_pool_stats_get(ctx->fd, NVX_NODE_ANY, &s);
 	if (err) {
 		nvx_pool_perror(ctx, NVX_IOC_POOL_STATS, NVX_NODE_ANY, err);
 		return NVX_EXIT_FAIL;
@@ -535,7 +442,8 @@ int nvx_cmd_stat(struct nvx_ctx *ctx, int argc, char **argv)
 
 		nvx_json_object_begin(j, NULL);
 		nvx_json_u64(j, "nr_nodes", s.nr_nodes);
-		nvx_json_u64(j, "chunk_bytes", s.chunk_bytes);
+		nvx_json_u64(j, "piece_bytes", s.piece_bytes);
+		nvx_json_object_begin(j, "counters");
 		nvx_json_u64(j, "total_bytes", s.total_bytes);
 		nvx_json_u64(j, "clean_bytes", s.clean_bytes);
 		nvx_json_u64(j, "dirty_bytes", s.dirty_bytes);
@@ -547,6 +455,7 @@ int nvx_cmd_stat(struct nvx_ctx *ctx, int argc, char **argv)
 		nvx_json_u64(j, "scrub_ns", s.scrub_ns);
 		nvx_json_u64(j, "sync_zeroed_bytes", s.sync_zeroed_bytes);
 		nvx_json_u64(j, "chunks", s.chunks);
+		nvx_json_end(j);
 		if (s.scrub_ns)
 			nvx_json_double(j, "scrub_mib_per_s", mibps);
 		else
@@ -556,7 +465,7 @@ int nvx_cmd_stat(struct nvx_ctx *ctx, int argc, char **argv)
 	}
 
 	printf("%-22s %u\n", "nodes (nr_node_ids)", s.nr_nodes);
-	nvx_stat_bytes("piece size", s.chunk_bytes);
+	nvx_stat_bytes("piece size", s.piece_bytes);
 	nvx_stat_bytes("total", s.total_bytes);
 	printf("%-22s %llu (of any size)\n", "chunks",
 	       (unsigned long long)s.chunks);
@@ -640,13 +549,13 @@ static int nvx_hold(void)
 	return atomic_load(&nvx_hold_signal);
 }
 
-const char nvx_grant_usage[] =
-	"SIZE [--node N] [--wait | --clean-only] [--hold] [--json]\n"
+static const char nvx_grant_create_usage[] =
+	"SIZE [--node N] [--wait | --clean-only] [--hold]\n"
 	"\n"
 	"Take a grant of SIZE from the pool (NVX_IOC_GRANT; rounded up to\n"
-	"whole chunks), map all of it shared and writable, and write one byte\n"
+	"whole 2 MiB pieces), map all of it shared and writable, and write one byte\n"
 	"in every 4 KiB page, checking first that the byte read is 0. Prints\n"
-	"the size, node and chunks of the grant (NVX_IOC_GRANT_INFO), how long\n"
+	"the size, node and pieces of the grant (NVX_GRANT_IOC_INFO), how long\n"
 	"the grant ioctl and the map + touch took, and whether the memory was\n"
 	"zeroed. The grant is released on exit.\n"
 	"\n"
@@ -660,12 +569,12 @@ const char nvx_grant_usage[] =
 	"                'nvxtool pool show' from another shell\n"
 	"\n"
 	"Exits 1 when the grant fails or the memory was not zeroed. JSON:\n"
-	"\"bytes\", \"node\", \"nr_chunks\", \"chunk_bytes\", \"grant_ns\",\n"
+	"\"bytes\", \"node\", \"nr_pieces\", \"piece_bytes\", \"grant_ns\",\n"
 	"\"map_touch_ns\", \"zeroed\".\n";
 
-int nvx_cmd_grant(struct nvx_ctx *ctx, int argc, char **argv)
+static int cmd_grant_create(struct nvx_ctx *ctx, int argc, char **argv)
 {
-	char size_s[NVX_FMT_BYTES_LEN], chunk_s[NVX_FMT_BYTES_LEN];
+	char size_s[NVX_FMT_BYTES_LEN], piece_s[NVX_FMT_BYTES_LEN];
 	struct nvx_grant_info info;
 	uint64_t t0, grant_ns, map_touch_ns, pages, nonzero;
 	struct nvx_pool_args a;
@@ -680,7 +589,7 @@ int nvx_cmd_grant(struct nvx_ctx *ctx, int argc, char **argv)
 		return ret;
 
 	t0 = nvx_now_ns();
-	err = -nvx_grant_new(ctx, a.node, a.bytes, a.flags | NVX_GRANT_CLOEXEC,
+	err = -nvx_grant_new(ctx->fd, a.node, a.bytes, a.flags | NVX_GRANT_CLOEXEC,
 			     &fd);
 	grant_ns = nvx_now_ns() - t0;
 	if (err) {
@@ -688,10 +597,10 @@ int nvx_cmd_grant(struct nvx_ctx *ctx, int argc, char **argv)
 		return NVX_EXIT_FAIL;
 	}
 
-	memset(&info, 0, sizeof(info));
-	if (ioctl(fd, NVX_IOC_GRANT_INFO, &info)) {
-		nvx_err("%s: NVX_IOC_GRANT_INFO: %s", ctx->path,
-			strerror(errno));
+	err = -nvx_grant_info_get(fd, &info);
+	if (err) {
+		nvx_err("%s: NVX_GRANT_IOC_INFO: %s", ctx->path,
+			strerror(err));
 		close(fd);
 		return NVX_EXIT_FAIL;
 	}
@@ -713,18 +622,18 @@ int nvx_cmd_grant(struct nvx_ctx *ctx, int argc, char **argv)
 		nvx_json_object_begin(&ctx->js, NULL);
 		nvx_json_u64(&ctx->js, "bytes", info.bytes);
 		nvx_json_u64(&ctx->js, "node", info.node);
-		nvx_json_u64(&ctx->js, "nr_chunks", info.nr_chunks);
-		nvx_json_u64(&ctx->js, "chunk_bytes", info.chunk_bytes);
+		nvx_json_u64(&ctx->js, "nr_pieces", info.nr_pieces);
+		nvx_json_u64(&ctx->js, "piece_bytes", info.piece_bytes);
 		nvx_json_u64(&ctx->js, "grant_ns", grant_ns);
 		nvx_json_u64(&ctx->js, "map_touch_ns", map_touch_ns);
 		nvx_json_bool(&ctx->js, "zeroed", !nonzero);
 		nvx_json_end(&ctx->js);
 	} else {
-		printf("granted %s on node %u: %llu chunks of %s\n",
+		printf("granted %s on node %u: %llu pieces of %s\n",
 		       nvx_fmt_bytes(size_s, sizeof(size_s), info.bytes),
-		       info.node, (unsigned long long)info.nr_chunks,
-		       nvx_fmt_bytes(chunk_s, sizeof(chunk_s),
-				     info.chunk_bytes));
+		       info.node, (unsigned long long)info.nr_pieces,
+		       nvx_fmt_bytes(piece_s, sizeof(piece_s),
+				     info.piece_bytes));
 		printf("  %-14s %.3f ms\n", "grant ioctl", grant_ns / 1e6);
 		printf("  %-14s %.3f ms (%llu pages of 4 KiB, one byte written in each)\n",
 		       "map + touch", map_touch_ns / 1e6,
@@ -758,7 +667,7 @@ const struct nvx_cmd nvx_pool_cmds[] = {
 	{
 		.name = "grow",
 		.summary = "add memory to the pool",
-		.usage = "SIZE [--node N] [--chunk CSIZE] [--json]\n"
+		.usage = "SIZE [--node N] [--chunk CSIZE]\n"
 			 "\n"
 			 "Add SIZE (e.g. 512M, 4G; rounded up to whole 2 MiB) of\n"
 			 "zeroed memory to the pool (NVX_IOC_POOL_GROW). Needs\n"
@@ -780,7 +689,7 @@ const struct nvx_cmd nvx_pool_cmds[] = {
 	{
 		.name = "shrink",
 		.summary = "give memory of the pool back to the system",
-		.usage = "SIZE [--node N] [--json]\n"
+		.usage = "SIZE [--node N]\n"
 			 "\n"
 			 "Release SIZE (rounded up to whole chunks) of the pool's\n"
 			 "memory (NVX_IOC_POOL_SHRINK): clean chunks first, then\n"
@@ -798,7 +707,7 @@ const struct nvx_cmd nvx_pool_cmds[] = {
 	{
 		.name = "show",
 		.summary = "show the pool's memory per NUMA node",
-		.usage = "[--node N] [--json]\n"
+		.usage = "[--node N]\n"
 			 "\n"
 			 "Show the memory in the pool per online NUMA node, and the\n"
 			 "total, in MiB (NVX_IOC_POOL_STATS): total, clean (zeroed,\n"
@@ -808,10 +717,26 @@ const struct nvx_cmd nvx_pool_cmds[] = {
 			 "\n"
 			 "  --node N  show only NUMA node N\n"
 			 "\n"
-			 "JSON: \"chunk_bytes\", \"nodes\" (one object per node: \"node\",\n"
+			 "JSON: \"piece_bytes\", \"nodes\" (one object per node: \"node\",\n"
 			 "\"total_bytes\", \"clean_bytes\", \"dirty_bytes\",\n"
 			 "\"granted_bytes\", \"chunks\") and \"total\" (the same sums).\n",
 		.fn = cmd_pool_show,
+	},
+	{
+		.name = "stats",
+		.summary = "show every counter of the pool and its scrubber",
+		.usage = nvx_pool_stats_usage,
+		.fn = cmd_pool_stats,
+	},
+	{ }
+};
+
+const struct nvx_cmd nvx_grant_cmds[] = {
+	{
+		.name = "create",
+		.summary = "take a grant, map it, touch it, time it; release it on exit",
+		.usage = nvx_grant_create_usage,
+		.fn = cmd_grant_create,
 	},
 	{ }
 };

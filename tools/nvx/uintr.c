@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * nvxtool: user interrupts (include/uapi/nvx/uintr.h).
+ * nvxtool: the object "uintr", user interrupts (include/uapi/nvx/uintr.h).
  *
- *   uintr ping [--count N]	two threads on two CPUs send each other
- *				vectors: a ping, and the handler's answer
+ *   uintr debug-ping [--count N]	a debug command: two threads on two
+ *					CPUs send each other vectors, a ping
+ *					and the handler's answer
  *
- * The helpers at the top (nvx_uintr_rx_register() and friends, declared
- * in nvxtool.h) are shared with bench.c. This is the one file that
- * includes lib/nvx_uintr.h: the library keeps its per-thread state in the
- * file that includes it, so every thread registers, masks and unmasks
- * through the functions here.
+ * The counting handler and the ioctl wrappers are libnvx's (nvx_uintr.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,295 +23,6 @@
 
 #include "nvxtool.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NVX_HAVE_UINTR_LIB	1
-#include "lib/nvx_uintr.h"
-#else
-#define NVX_HAVE_UINTR_LIB	0	/* the library needs x86-64 GCC */
-#endif
-
-#define NVX_NSEC_PER_SEC	1000000000ULL
-#define NVX_NSEC_PER_MSEC	1000000ULL
-#define NVX_NSEC_PER_USEC	1000ULL
-/* The longest single NVX_IOC_UINTR_WAIT, so that a quit flag is seen. */
-#define NVX_UINTR_WAIT_SLICE	(100 * NVX_NSEC_PER_MSEC)
-
-/* ------------------------------------------------------------- helpers */
-
-#if NVX_HAVE_UINTR_LIB
-
-static __thread struct nvx_uintr_rx *nvx_rx_self;
-
-/* ioctl() as a raw system call: general registers only, for the handler. */
-static inline NVX_UINTR_HANDLER long nvx_raw_ioctl(int fd, unsigned long req,
-						   void *arg)
-{
-	long ret;
-
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "0"((long)SYS_ioctl), "D"((long)fd), "S"((long)req),
-			   "d"(arg)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
-/*
- * The counting handler (struct nvx_uintr_rx). General registers only:
- * atomics and raw system calls, nothing else.
- */
-static NVX_UINTR_HANDLER void nvx_rx_handler(struct nvx_uintr_frame *frame,
-					     uint64_t vector)
-{
-	struct nvx_uintr_rx *rx = nvx_rx_self;
-	struct nvx_uintr_timer off = { 0, 0, 0, 0 };
-	uint32_t d;
-
-	if (!rx)
-		return;
-	if (vector == NVX_UINTR_RX_STOP) {
-		__atomic_store_n(&rx->stop, 1, __ATOMIC_SEQ_CST);
-		return;
-	}
-	__atomic_add_fetch(&rx->hits, 1, __ATOMIC_SEQ_CST);
-	if (rx->reply >= 0 && nvx_uintr_send(rx->nvx_fd, rx->reply))
-		__atomic_add_fetch(&rx->reply_errors, 1, __ATOMIC_RELAXED);
-
-	/* another thread asks to stop this thread's timer run @armed */
-	d = __atomic_load_n(&rx->disarm, __ATOMIC_ACQUIRE);
-	if (d && d == __atomic_load_n(&rx->armed, __ATOMIC_ACQUIRE) &&
-	    d != __atomic_load_n(&rx->disarmed, __ATOMIC_RELAXED) &&
-	    !nvx_raw_ioctl(rx->nvx_fd, NVX_IOC_UINTR_TIMER, &off))
-		__atomic_store_n(&rx->disarmed, d, __ATOMIC_RELEASE);
-}
-
-int nvx_uintr_rx_register(int nvx_fd, struct nvx_uintr_rx *rx)
-{
-	int ret;
-
-	if (nvx_rx_self)
-		return -EBUSY;
-	rx->nvx_fd = nvx_fd;
-	nvx_rx_self = rx;
-	ret = nvx_uintr_register_handler(nvx_fd, nvx_rx_handler, NULL, 0, 0);
-	if (ret < 0) {
-		nvx_rx_self = NULL;
-		return ret;
-	}
-	return 0;
-}
-
-int nvx_uintr_rx_unregister(int nvx_fd)
-{
-	struct nvx_uintr_page *p = nvx_uintr_page();
-	int ret;
-
-	if (!nvx_rx_self)
-		return -ENOENT;
-	/* masked, the kernel delivers no more: the count is final */
-	nvx_uintr_clui();
-	if (p)
-		nvx_rx_self->kernel_delivered =
-			__atomic_load_n(&p->delivered, __ATOMIC_SEQ_CST);
-	ret = nvx_uintr_unregister_handler(nvx_fd);
-	nvx_rx_self = NULL;
-	return ret;
-}
-
-static bool nvx_rx_done(const struct nvx_uintr_rx *rx, uint64_t target,
-			const int *quit)
-{
-	return __atomic_load_n(&rx->hits, __ATOMIC_ACQUIRE) >= target ||
-	       __atomic_load_n(&rx->stop, __ATOMIC_ACQUIRE) ||
-	       (quit && __atomic_load_n(quit, __ATOMIC_ACQUIRE));
-}
-
-int nvx_uintr_rx_wait(int nvx_fd, uint64_t target, const int *quit,
-		      uint64_t timeout_ns)
-{
-	const struct nvx_uintr_rx *rx = nvx_rx_self;
-	struct nvx_uintr_wait w = { 0, 0, 0 };
-	uint64_t now, end;
-	int ret = 0;
-
-	if (!rx)
-		return -ENOENT;
-	now = nvx_now_ns();
-	end = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
-	/*
-	 * Masked, a vector that comes between the check and the wait stays
-	 * pending, and the wait returns at once; unmasking delivers it.
-	 */
-	nvx_uintr_clui();
-	while (!nvx_rx_done(rx, target, quit)) {
-		now = nvx_now_ns();
-		if (now >= end) {
-			ret = -ETIMEDOUT;
-			break;
-		}
-		w.timeout_ns = end - now < NVX_UINTR_WAIT_SLICE ?
-			       end - now : NVX_UINTR_WAIT_SLICE;
-		if (ioctl(nvx_fd, NVX_IOC_UINTR_WAIT, &w) &&
-		    errno != ETIMEDOUT && errno != EINTR) {
-			ret = -errno;
-			break;
-		}
-		nvx_uintr_stui();
-		nvx_uintr_clui();
-	}
-	nvx_uintr_stui();
-	return ret;
-}
-
-#else /* !NVX_HAVE_UINTR_LIB */
-
-int nvx_uintr_rx_register(int nvx_fd, struct nvx_uintr_rx *rx)
-{
-	return -EOPNOTSUPP;
-}
-
-int nvx_uintr_rx_unregister(int nvx_fd)
-{
-	return -EOPNOTSUPP;
-}
-
-int nvx_uintr_rx_wait(int nvx_fd, uint64_t target, const int *quit,
-		      uint64_t timeout_ns)
-{
-	return -EOPNOTSUPP;
-}
-
-#endif /* NVX_HAVE_UINTR_LIB */
-
-int nvx_uintr_vec_new(int nvx_fd, uint32_t vector, int *fd)
-{
-	struct nvx_uintr_vector_fd v = { .vector = vector };
-
-	if (ioctl(nvx_fd, NVX_IOC_UINTR_VECTOR_FD, &v))
-		return -errno;
-	*fd = v.fd;
-	return 0;
-}
-
-int nvx_uintr_sender_new(int nvx_fd, int vector_fd, uint32_t *index)
-{
-	struct nvx_uintr_sender s = { .vector_fd = vector_fd };
-
-	if (ioctl(nvx_fd, NVX_IOC_UINTR_ADD_SENDER, &s))
-		return -errno;
-	*index = s.index;
-	return 0;
-}
-
-int nvx_uintr_sender_free(int nvx_fd, uint32_t index)
-{
-	struct nvx_uintr_sender s = { .index = index };
-
-	return ioctl(nvx_fd, NVX_IOC_UINTR_DEL_SENDER, &s) ? -errno : 0;
-}
-
-int nvx_uintr_post(int nvx_fd, uint32_t index)
-{
-	struct nvx_uintr_send s = { .index = index };
-
-	return ioctl(nvx_fd, NVX_IOC_UINTR_SEND, &s) ? -errno : 0;
-}
-
-int nvx_uintr_timer_set(int nvx_fd, uint32_t vector, uint64_t period_ns)
-{
-	struct nvx_uintr_timer t = {
-		.vector = vector,
-		.period_ns = period_ns,
-	};
-
-	return ioctl(nvx_fd, NVX_IOC_UINTR_TIMER, &t) ? -errno : 0;
-}
-
-/* Where nvx says more than strerror(): per request (0: any) and errno. */
-static const struct {
-	unsigned long req;
-	int err;
-	const char *why;
-} nvx_uintr_why[] = {
-	{ 0, ENOTTY,
-	  "the running kernel has no nvx user interrupts (CONFIG_NVX_UINTR), or an older nvx ABI" },
-	/* 64-bit callers only, and so only nvxtool with the library */
-	{ 0, EOPNOTSUPP,
-	  "this nvxtool was built without lib/nvx_uintr.h (x86-64 GCC only)" },
-	{ NVX_IOC_UINTR_REGISTER, EBUSY, "the thread has a handler already" },
-	{ NVX_IOC_UINTR_VECTOR_FD, ENOENT, "the thread has no handler" },
-	{ NVX_IOC_UINTR_WAIT, ENOENT, "the thread has no handler" },
-	{ NVX_IOC_UINTR_TIMER, ENOENT, "the thread has no handler" },
-	{ NVX_IOC_UINTR_ADD_SENDER, ENOSPC,
-	  "the process's sender table is full" },
-	{ NVX_IOC_UINTR_SEND, ENOENT, "an empty sender table entry" },
-	{ NVX_IOC_UINTR_SEND, EPIPE, "the vector fd was closed" },
-	{ NVX_IOC_UINTR_SEND, ESRCH,
-	  "the receiver exited, exec'd or unregistered" },
-};
-
-const char *nvx_uintr_strerror(unsigned long req, int err)
-{
-	size_t i;
-
-	for (i = 0; i < NVX_ARRAY_SIZE(nvx_uintr_why); i++)
-		if (nvx_uintr_why[i].err == err &&
-		    (!nvx_uintr_why[i].req || nvx_uintr_why[i].req == req))
-			return nvx_uintr_why[i].why;
-	return strerror(err);
-}
-
-int nvx_two_cpus(int cpu[2])
-{
-	size_t size, ncpus = CPU_SETSIZE;
-	cpu_set_t *set;
-	size_t i;
-	int n = 0;
-
-	/* the kernel wants a mask as large as its own: grow until it fits */
-	for (;;) {
-		set = CPU_ALLOC(ncpus);
-		if (!set)
-			return -ENOMEM;
-		size = CPU_ALLOC_SIZE(ncpus);
-		if (!sched_getaffinity(0, size, set))
-			break;
-		CPU_FREE(set);
-		if (errno != EINVAL || ncpus >= 1U << 20)
-			return -errno;
-		ncpus *= 2;
-	}
-	for (i = 0; i < ncpus && n < 2; i++)
-		if (CPU_ISSET_S(i, size, set))
-			cpu[n++] = i;
-	CPU_FREE(set);
-	if (!n)
-		return -ENOENT;
-	if (n == 1)
-		cpu[1] = cpu[0];
-	return n;
-}
-
-int nvx_pin_self(int cpu)
-{
-	cpu_set_t *set;
-	size_t size;
-	int ret = 0;
-
-	if (cpu < 0)
-		return -EINVAL;
-	set = CPU_ALLOC(cpu + 1);
-	if (!set)
-		return -ENOMEM;
-	size = CPU_ALLOC_SIZE(cpu + 1);
-	CPU_ZERO_S(size, set);
-	CPU_SET_S(cpu, size, set);
-	if (sched_setaffinity(0, size, set))	/* 0: the calling thread */
-		ret = -errno;
-	CPU_FREE(set);
-	return ret;
-}
-
 /* ---------------------------------------------------------------- ping */
 
 #define NVX_PING_COUNT		10
@@ -326,7 +34,7 @@ int nvx_pin_self(int cpu)
 #define NVX_PING_LATE		(20 * NVX_NSEC_PER_MSEC)
 
 /**
- * struct nvx_ping - the two threads of uintr ping
+ * struct nvx_ping - the two threads of uintr debug-ping
  * @fd: the nvx device.
  * @cpu: the CPUs of thread A (the command's) and thread B.
  * @a: A's handler: counts B's answers.
@@ -356,19 +64,8 @@ static void *nvx_ping_b(void *arg)
 	int err;
 
 	nvx_pin_self(p->cpu[1]);
-	err = nvx_uintr_rx_register(p->fd, &p->b);
+	err = nvx_uintr_rx_setup(p->fd, &p->b, p->b_vec, &p->b_req);
 	if (err) {
-		p->b_req = NVX_IOC_UINTR_REGISTER;
-		__atomic_store_n(&p->b_ready, err, __ATOMIC_RELEASE);
-		return NULL;
-	}
-	err = nvx_uintr_vec_new(p->fd, 0, &p->b_vec[0]);
-	if (!err)
-		err = nvx_uintr_vec_new(p->fd, NVX_UINTR_RX_STOP,
-					&p->b_vec[1]);
-	if (err) {
-		p->b_req = NVX_IOC_UINTR_VECTOR_FD;
-		nvx_uintr_rx_unregister(p->fd);
 		__atomic_store_n(&p->b_ready, err, __ATOMIC_RELEASE);
 		return NULL;
 	}
@@ -390,23 +87,8 @@ static void *nvx_ping_b(void *arg)
 	return NULL;
 }
 
-/* Wait until thread B is ready: 0, or -errno (B's, or -ETIMEDOUT). */
-static int nvx_ping_wait_ready(const int *ready)
-{
-	struct timespec ms = { 0, NVX_NSEC_PER_MSEC };
-	uint64_t end = nvx_now_ns() + NVX_PING_READY_TIMEOUT;
-	int r;
-
-	while (!(r = __atomic_load_n(ready, __ATOMIC_ACQUIRE))) {
-		if (nvx_now_ns() > end)
-			return -ETIMEDOUT;
-		nanosleep(&ms, NULL);
-	}
-	return r < 0 ? r : 0;
-}
-
 /**
- * struct nvx_ping_result - what uintr ping reports
+ * struct nvx_ping_result - what uintr debug-ping reports
  * @count: pings asked for.
  * @sent: pings sent.
  * @delivered: pings B's handler ran for.
@@ -505,27 +187,24 @@ static int nvx_ping_parse(struct nvx_ctx *ctx, int argc, char **argv,
 			  uint64_t *count)
 {
 	unsigned long long n;
-	int c;
+	int c, ret;
 
 	opterr = 0;
 	optind = 0;	/* glibc and musl: start afresh */
 	while ((c = getopt_long(argc, argv, ":", nvx_ping_opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			if (nvx_parse_uint(optarg, NVX_PING_MAX_COUNT, &n) || !n)
-				return nvx_usage_error(ctx,
-						       "--count: '%s' is not a number from 1 to %u",
-						       optarg, NVX_PING_MAX_COUNT);
+			ret = nvx_opt_num(ctx, "count", optarg, 1,
+					  NVX_PING_MAX_COUNT, &n);
+			if (ret)
+				return ret;
 			*count = n;
 			break;
 		default:
 			return nvx_getopt_error(ctx, c, argv);
 		}
 	}
-	if (optind < argc)
-		return nvx_usage_error(ctx, "unexpected argument '%s'",
-				       argv[optind]);
-	return NVX_EXIT_OK;
+	return nvx_getopt_done(ctx, argc, argv);
 }
 
 /* Report @req failing with -@err for @who; NVX_EXIT_FAIL. */
@@ -574,7 +253,7 @@ static int nvx_ping_run(struct nvx_ctx *ctx, struct nvx_ping *p,
 	return NVX_EXIT_OK;
 }
 
-static int cmd_uintr_ping(struct nvx_ctx *ctx, int argc, char **argv)
+static int cmd_uintr_debug_ping(struct nvx_ctx *ctx, int argc, char **argv)
 {
 	struct nvx_ping p = {
 		.cpu = { -1, -1 },
@@ -609,13 +288,16 @@ static int cmd_uintr_ping(struct nvx_ctx *ctx, int argc, char **argv)
 		return nvx_ping_fail(ctx, "A", NVX_IOC_UINTR_REGISTER,
 				     "NVX_IOC_UINTR_REGISTER", err);
 	ret = NVX_EXIT_FAIL;
-	err = nvx_uintr_vec_new(p.fd, 0, &a_vec);
+	a_vec = nvx_uintr_vector_fd(p.fd, 0);
+	err = a_vec < 0 ? a_vec : 0;
 	if (err) {
 		nvx_ping_fail(ctx, "A", NVX_IOC_UINTR_VECTOR_FD,
 			      "NVX_IOC_UINTR_VECTOR_FD", err);
 		goto out;
 	}
-	err = nvx_uintr_sender_new(p.fd, a_vec, &to_a);
+	err = nvx_uintr_add_sender(p.fd, a_vec);
+	to_a = err;
+	err = err < 0 ? err : 0;
 	if (err) {
 		nvx_ping_fail(ctx, "A", NVX_IOC_UINTR_ADD_SENDER,
 			      "NVX_IOC_UINTR_ADD_SENDER", err);
@@ -631,7 +313,7 @@ static int cmd_uintr_ping(struct nvx_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	started = true;
-	err = nvx_ping_wait_ready(&p.b_ready);
+	err = nvx_wait_flag(&p.b_ready, NVX_PING_READY_TIMEOUT);
 	if (err == -ETIMEDOUT) {
 		nvx_err("%s: thread B did not get ready within %llu s",
 			ctx->path, NVX_PING_READY_TIMEOUT / NVX_NSEC_PER_SEC);
@@ -644,10 +326,14 @@ static int cmd_uintr_ping(struct nvx_ctx *ctx, int argc, char **argv)
 			      "NVX_IOC_UINTR_VECTOR_FD", err);
 		goto out;
 	}
-	err = nvx_uintr_sender_new(p.fd, p.b_vec[0], &to_b);
+	err = nvx_uintr_add_sender(p.fd, p.b_vec[0]);
+	to_b = err;
+	err = err < 0 ? err : 0;
 	if (!err) {
 		senders[1] = true;
-		err = nvx_uintr_sender_new(p.fd, p.b_vec[1], &to_b_stop);
+		err = nvx_uintr_add_sender(p.fd, p.b_vec[1]);
+		to_b_stop = err;
+		err = err < 0 ? err : 0;
 	}
 	if (err) {
 		nvx_ping_fail(ctx, "A", NVX_IOC_UINTR_ADD_SENDER,
@@ -674,11 +360,11 @@ out:
 	if (ret == NVX_EXIT_OK)
 		nvx_uintr_rx_wait(p.fd, r.count + 1, NULL, NVX_PING_LATE);
 	if (senders[2])
-		nvx_uintr_sender_free(p.fd, to_b_stop);
+		nvx_uintr_del_sender(p.fd, to_b_stop);
 	if (senders[1])
-		nvx_uintr_sender_free(p.fd, to_b);
+		nvx_uintr_del_sender(p.fd, to_b);
 	if (senders[0])
-		nvx_uintr_sender_free(p.fd, to_a);
+		nvx_uintr_del_sender(p.fd, to_a);
 	if (p.b_vec[1] >= 0)
 		close(p.b_vec[1]);
 	if (p.b_vec[0] >= 0)
@@ -715,10 +401,11 @@ out:
 
 const struct nvx_cmd nvx_uintr_cmds[] = {
 	{
-		.name = "ping",
-		.summary = "ping-pong between two threads through their vectors",
-		.usage = "[--count N] [--json]\n"
+		.name = "debug-ping",
+		.summary = "debug: ping-pong between two threads through their vectors",
+		.usage = "[--count N]\n"
 			 "\n"
+			 "A debug command, for testing nvx user interrupts end to end.\n"
 			 "Thread A (this one) and thread B, on two different CPUs when the\n"
 			 "process may use two, each register a handler\n"
 			 "(NVX_IOC_UINTR_REGISTER) and make a vector fd. A sends N pings to\n"
@@ -736,7 +423,7 @@ const struct nvx_cmd nvx_uintr_cmds[] = {
 			 "stop, those the kernel delivered rather than the library),\n"
 			 "\"reply_errors\", \"exactly_once\", \"round_trip_us\" (\"mean\",\n"
 			 "\"min\", \"max\").\n",
-		.fn = cmd_uintr_ping,
+		.fn = cmd_uintr_debug_ping,
 	},
 	{ }
 };

@@ -34,13 +34,16 @@
 #include <linux/hrtimer.h>
 #include <linux/mm.h>
 #include <linux/nospec.h>
+#include <linux/debugfs.h>
 #include <linux/nvx.h>
+#include <linux/nvx_uintr.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/rseq.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/sched/task_stack.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/uaccess.h>
@@ -125,6 +128,10 @@ struct nvx_uintr_senders {
 static const struct file_operations nvx_recv_fops;
 static const struct file_operations nvx_vec_fops;
 
+/* For debugfs: receivers registered now, vectors delivered ever. */
+static atomic_t nvx_uintr_receivers = ATOMIC_INIT(0);
+static atomic64_t nvx_uintr_delivered = ATOMIC64_INIT(0);
+
 static void nvx_recv_free_rcu(struct rcu_head *rcu)
 {
 	struct nvx_uintr_recv *r = container_of(rcu, struct nvx_uintr_recv,
@@ -133,6 +140,7 @@ static void nvx_recv_free_rcu(struct rcu_head *rcu)
 	put_task_struct(r->task);
 	__free_page(r->page);
 	kfree(r);
+	atomic_dec(&nvx_uintr_receivers);
 }
 
 static void nvx_recv_put(struct nvx_uintr_recv *r)
@@ -240,6 +248,7 @@ static void nvx_uintr_deliver(struct nvx_uintr_recv *r, struct pt_regs *regs)
 	regs->flags &= ~(X86_EFLAGS_DF | X86_EFLAGS_RF | X86_EFLAGS_TF);
 	WRITE_ONCE(p->enabled, 0);
 	WRITE_ONCE(p->delivered, p->delivered + 1);
+	atomic64_inc(&nvx_uintr_delivered);
 }
 
 static void nvx_uintr_work(struct callback_head *cb)
@@ -374,7 +383,22 @@ static int nvx_recv_mmap(struct file *file, struct vm_area_struct *vma)
 	return vm_insert_page(vma, vma->vm_start, r->page);
 }
 
+/* /proc/PID/fdinfo/N of a receiver: its thread and what it received. */
+static void nvx_recv_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct nvx_uintr_recv *r = file->private_data;
+
+	seq_puts(m, "nvx-object:\tuintr-receiver\n");
+	seq_printf(m, "tid:\t%d\n", task_pid_vnr(r->task));
+	seq_printf(m, "registered:\t%d\n", !READ_ONCE(r->dead));
+	seq_printf(m, "pending:\t%#llx\n", READ_ONCE(r->upage->pending));
+	seq_printf(m, "delivered:\t%llu\n", READ_ONCE(r->upage->delivered));
+	seq_printf(m, "timer_period_ns:\t%llu\n", READ_ONCE(r->period_ns));
+	seq_printf(m, "routed_signal:\t%d\n", READ_ONCE(r->route_signo));
+}
+
 static const struct file_operations nvx_recv_fops = {
+	.show_fdinfo = nvx_recv_show_fdinfo,
 	.release = nvx_recv_release,
 	.mmap = nvx_recv_mmap,
 	.llseek = noop_llseek,
@@ -389,45 +413,29 @@ static int nvx_vec_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/* /proc/PID/fdinfo/N of a vector fd: which vector of which thread. */
+static void nvx_vec_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct nvx_uintr_vec *v = file->private_data;
+
+	seq_puts(m, "nvx-object:\tuintr-vector\n");
+	seq_printf(m, "vector:\t%u\n", v->vector);
+	seq_printf(m, "receiver_tid:\t%d\n", task_pid_vnr(v->recv->task));
+	seq_printf(m, "receiver_registered:\t%d\n", !READ_ONCE(v->recv->dead));
+}
+
 static const struct file_operations nvx_vec_fops = {
+	.show_fdinfo = nvx_vec_show_fdinfo,
 	.release = nvx_vec_release,
 	.llseek = noop_llseek,
 };
 
-/* A new fd for @file, left to the dispatcher to install. */
-static int nvx_uintr_new_fd(const char *name, const struct file_operations *fops,
-			    void *priv, struct nvx_new_fd *nfd)
-{
-	struct file *file;
-	int fd;
-
-	fd = get_unused_fd_flags(O_CLOEXEC);
-	if (fd < 0)
-		return fd;
-	file = anon_inode_getfile(name, fops, priv, O_RDWR | O_CLOEXEC);
-	if (IS_ERR(file)) {
-		put_unused_fd(fd);
-		return PTR_ERR(file);
-	}
-	nfd->file = file;
-	nfd->fd = fd;
-	return fd;
-}
-
 /* ----------------------------------------------------------- ioctls --- */
 
-/**
- * nvx_ioc_uintr_register() - NVX_IOC_UINTR_REGISTER
- * @file: /dev/nvx.
- * @argp: struct nvx_uintr_register.
- * @nfd: receives the receiver fd.
- *
- * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
- */
-int nvx_ioc_uintr_register(struct file *file, void *argp,
-			   struct nvx_new_fd *nfd)
+/* NVX_IOC_UINTR_REGISTER */
+static int nvx_uintr_ioc_register(struct nvx_ucmd *ucmd)
 {
-	struct nvx_uintr_register *a = argp;
+	struct nvx_uintr_register *a = ucmd->arg;
 	struct nvx_uintr_recv *r;
 	int fd;
 
@@ -468,7 +476,7 @@ int nvx_ioc_uintr_register(struct file *file, void *argp,
 	hrtimer_init(&r->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	r->timer.function = nvx_uintr_tick;
 
-	fd = nvx_uintr_new_fd("[nvx-uintr]", &nvx_recv_fops, r, nfd);
+	fd = nvx_anon_fd(ucmd, "[nvx-uintr]", &nvx_recv_fops, r, O_CLOEXEC);
 	if (fd < 0) {
 		put_task_struct(r->task);
 		__free_page(r->page);
@@ -477,9 +485,9 @@ int nvx_ioc_uintr_register(struct file *file, void *argp,
 	}
 	a->fd = fd;
 	current->nvx_uintr = r;
+	atomic_inc(&nvx_uintr_receivers);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(nvx_ioc_uintr_register);
 
 /* The calling thread's receiver, or NULL. */
 static struct nvx_uintr_recv *nvx_uintr_self(void)
@@ -487,18 +495,10 @@ static struct nvx_uintr_recv *nvx_uintr_self(void)
 	return current->nvx_uintr;
 }
 
-/**
- * nvx_ioc_uintr_unregister() - NVX_IOC_UINTR_UNREGISTER
- * @file: /dev/nvx.
- * @argp: struct nvx_uintr_unregister.
- * @nfd: unused.
- *
- * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
- */
-int nvx_ioc_uintr_unregister(struct file *file, void *argp,
-			     struct nvx_new_fd *nfd)
+/* NVX_IOC_UINTR_UNREGISTER */
+static int nvx_uintr_ioc_unregister(struct nvx_ucmd *ucmd)
 {
-	struct nvx_uintr_unregister *a = argp;
+	struct nvx_uintr_unregister *a = ucmd->arg;
 
 	if (a->flags || a->reserved)
 		return -EINVAL;
@@ -507,20 +507,11 @@ int nvx_ioc_uintr_unregister(struct file *file, void *argp,
 	__nvx_uintr_exit(current);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(nvx_ioc_uintr_unregister);
 
-/**
- * nvx_ioc_uintr_vector_fd() - NVX_IOC_UINTR_VECTOR_FD
- * @file: /dev/nvx.
- * @argp: struct nvx_uintr_vector_fd.
- * @nfd: receives the vector fd.
- *
- * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
- */
-int nvx_ioc_uintr_vector_fd(struct file *file, void *argp,
-			    struct nvx_new_fd *nfd)
+/* NVX_IOC_UINTR_VECTOR_FD */
+static int nvx_uintr_ioc_vector_fd(struct nvx_ucmd *ucmd)
 {
-	struct nvx_uintr_vector_fd *a = argp;
+	struct nvx_uintr_vector_fd *a = ucmd->arg;
 	struct nvx_uintr_recv *r = nvx_uintr_self();
 	struct nvx_uintr_vec *v;
 	int fd;
@@ -536,7 +527,7 @@ int nvx_ioc_uintr_vector_fd(struct file *file, void *argp,
 	refcount_inc(&r->ref);
 	v->recv = r;
 	v->vector = a->vector;
-	fd = nvx_uintr_new_fd("[nvx-uintr-vector]", &nvx_vec_fops, v, nfd);
+	fd = nvx_anon_fd(ucmd, "[nvx-uintr-vector]", &nvx_vec_fops, v, O_CLOEXEC);
 	if (fd < 0) {
 		nvx_vec_put(v);
 		return fd;
@@ -544,7 +535,6 @@ int nvx_ioc_uintr_vector_fd(struct file *file, void *argp,
 	a->fd = fd;
 	return 0;
 }
-EXPORT_SYMBOL_GPL(nvx_ioc_uintr_vector_fd);
 
 /* The current process's sender table, made on first use when @create. */
 static struct nvx_uintr_senders *nvx_senders(bool create)
@@ -568,18 +558,10 @@ static struct nvx_uintr_senders *nvx_senders(bool create)
 	return t;
 }
 
-/**
- * nvx_ioc_uintr_add_sender() - NVX_IOC_UINTR_ADD_SENDER
- * @file: /dev/nvx.
- * @argp: struct nvx_uintr_sender.
- * @nfd: unused.
- *
- * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
- */
-int nvx_ioc_uintr_add_sender(struct file *file, void *argp,
-			     struct nvx_new_fd *nfd)
+/* NVX_IOC_UINTR_ADD_SENDER */
+static int nvx_uintr_ioc_add_sender(struct nvx_ucmd *ucmd)
 {
-	struct nvx_uintr_sender *a = argp;
+	struct nvx_uintr_sender *a = ucmd->arg;
 	struct nvx_uintr_senders *t;
 	struct nvx_uintr_vec *v;
 	struct fd f;
@@ -615,20 +597,11 @@ out:
 	fdput(f);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(nvx_ioc_uintr_add_sender);
 
-/**
- * nvx_ioc_uintr_del_sender() - NVX_IOC_UINTR_DEL_SENDER
- * @file: /dev/nvx.
- * @argp: struct nvx_uintr_sender.
- * @nfd: unused.
- *
- * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
- */
-int nvx_ioc_uintr_del_sender(struct file *file, void *argp,
-			     struct nvx_new_fd *nfd)
+/* NVX_IOC_UINTR_DEL_SENDER */
+static int nvx_uintr_ioc_del_sender(struct nvx_ucmd *ucmd)
 {
-	struct nvx_uintr_sender *a = argp;
+	struct nvx_uintr_sender *a = ucmd->arg;
 	struct nvx_uintr_senders *t;
 	struct nvx_uintr_vec *v;
 	u32 i = a->index;
@@ -648,7 +621,6 @@ int nvx_ioc_uintr_del_sender(struct file *file, void *argp,
 	nvx_vec_put(v);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(nvx_ioc_uintr_del_sender);
 
 /* Send through entry @i of @t; @i is in range. */
 static int nvx_uintr_send_index(struct nvx_uintr_senders *t, u32 i)
@@ -669,17 +641,10 @@ static int nvx_uintr_send_index(struct nvx_uintr_senders *t, u32 i)
 	return ret;
 }
 
-/**
- * nvx_ioc_uintr_send() - NVX_IOC_UINTR_SEND
- * @file: /dev/nvx.
- * @argp: struct nvx_uintr_send.
- * @nfd: unused.
- *
- * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
- */
-int nvx_ioc_uintr_send(struct file *file, void *argp, struct nvx_new_fd *nfd)
+/* NVX_IOC_UINTR_SEND */
+static int nvx_uintr_ioc_send(struct nvx_ucmd *ucmd)
 {
-	struct nvx_uintr_send *a = argp;
+	struct nvx_uintr_send *a = ucmd->arg;
 	struct nvx_uintr_senders *t;
 
 	if (a->flags || a->index >= NVX_UINTR_SENDERS)
@@ -689,20 +654,11 @@ int nvx_ioc_uintr_send(struct file *file, void *argp, struct nvx_new_fd *nfd)
 		return -ENOENT;
 	return nvx_uintr_send_index(t, a->index);
 }
-EXPORT_SYMBOL_GPL(nvx_ioc_uintr_send);
 
-/**
- * nvx_ioc_uintr_send_many() - NVX_IOC_UINTR_SEND_MANY
- * @file: /dev/nvx.
- * @argp: struct nvx_uintr_send_many.
- * @nfd: unused.
- *
- * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
- */
-int nvx_ioc_uintr_send_many(struct file *file, void *argp,
-			    struct nvx_new_fd *nfd)
+/* NVX_IOC_UINTR_SEND_MANY */
+static int nvx_uintr_ioc_send_many(struct nvx_ucmd *ucmd)
 {
-	struct nvx_uintr_send_many *a = argp;
+	struct nvx_uintr_send_many *a = ucmd->arg;
 	struct nvx_uintr_senders *t;
 	u32 *idx, i;
 	int ret = 0, err;
@@ -739,19 +695,11 @@ int nvx_ioc_uintr_send_many(struct file *file, void *argp,
 	kfree(idx);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(nvx_ioc_uintr_send_many);
 
-/**
- * nvx_ioc_uintr_wait() - NVX_IOC_UINTR_WAIT
- * @file: /dev/nvx.
- * @argp: struct nvx_uintr_wait.
- * @nfd: unused.
- *
- * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
- */
-int nvx_ioc_uintr_wait(struct file *file, void *argp, struct nvx_new_fd *nfd)
+/* NVX_IOC_UINTR_WAIT */
+static int nvx_uintr_ioc_wait(struct nvx_ucmd *ucmd)
 {
-	struct nvx_uintr_wait *a = argp;
+	struct nvx_uintr_wait *a = ucmd->arg;
 	struct nvx_uintr_recv *r = nvx_uintr_self();
 	long ret;
 
@@ -776,19 +724,11 @@ pending:
 	nvx_uintr_kick(r);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(nvx_ioc_uintr_wait);
 
-/**
- * nvx_ioc_uintr_timer() - NVX_IOC_UINTR_TIMER
- * @file: /dev/nvx.
- * @argp: struct nvx_uintr_timer.
- * @nfd: unused.
- *
- * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
- */
-int nvx_ioc_uintr_timer(struct file *file, void *argp, struct nvx_new_fd *nfd)
+/* NVX_IOC_UINTR_TIMER */
+static int nvx_uintr_ioc_timer(struct nvx_ucmd *ucmd)
 {
-	struct nvx_uintr_timer *a = argp;
+	struct nvx_uintr_timer *a = ucmd->arg;
 	struct nvx_uintr_recv *r = nvx_uintr_self();
 
 	if (a->flags || a->vector >= NVX_UINTR_VECTORS ||
@@ -806,7 +746,6 @@ int nvx_ioc_uintr_timer(struct file *file, void *argp, struct nvx_new_fd *nfd)
 		      HRTIMER_MODE_REL_HARD);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(nvx_ioc_uintr_timer);
 
 /*
  * Signals that cannot be routed: SIGKILL and SIGSTOP, and those the kernel
@@ -828,17 +767,10 @@ static bool nvx_uintr_routable(u32 signo)
 	return true;
 }
 
-/**
- * nvx_ioc_uintr_signal() - NVX_IOC_UINTR_SIGNAL
- * @file: /dev/nvx.
- * @argp: struct nvx_uintr_signal.
- * @nfd: unused.
- *
- * Return: 0 or a negative errno, see include/uapi/nvx/uintr.h.
- */
-int nvx_ioc_uintr_signal(struct file *file, void *argp, struct nvx_new_fd *nfd)
+/* NVX_IOC_UINTR_SIGNAL */
+static int nvx_uintr_ioc_signal(struct nvx_ucmd *ucmd)
 {
-	struct nvx_uintr_signal *a = argp;
+	struct nvx_uintr_signal *a = ucmd->arg;
 	struct nvx_uintr_recv *r = nvx_uintr_self();
 	struct sighand_struct *sh;
 
@@ -855,4 +787,57 @@ int nvx_ioc_uintr_signal(struct file *file, void *argp, struct nvx_new_fd *nfd)
 	spin_unlock_irq(&sh->siglock);
 	return 0;
 }
-EXPORT_SYMBOL_GPL(nvx_ioc_uintr_signal);
+
+static const struct nvx_ioctl_op nvx_uintr_ops[] = {
+	NVX_IOCTL_OP(NVX_IOC_UINTR_BASE, NVX_IOC_UINTR_REGISTER, nvx_uintr_ioc_register,
+		     struct nvx_uintr_register, stack_size, 0),
+	NVX_IOCTL_OP(NVX_IOC_UINTR_BASE, NVX_IOC_UINTR_UNREGISTER, nvx_uintr_ioc_unregister,
+		     struct nvx_uintr_unregister, reserved, 0),
+	NVX_IOCTL_OP(NVX_IOC_UINTR_BASE, NVX_IOC_UINTR_VECTOR_FD, nvx_uintr_ioc_vector_fd,
+		     struct nvx_uintr_vector_fd, reserved, 0),
+	NVX_IOCTL_OP(NVX_IOC_UINTR_BASE, NVX_IOC_UINTR_ADD_SENDER, nvx_uintr_ioc_add_sender,
+		     struct nvx_uintr_sender, reserved, 0),
+	NVX_IOCTL_OP(NVX_IOC_UINTR_BASE, NVX_IOC_UINTR_DEL_SENDER, nvx_uintr_ioc_del_sender,
+		     struct nvx_uintr_sender, reserved, 0),
+	NVX_IOCTL_OP(NVX_IOC_UINTR_BASE, NVX_IOC_UINTR_SEND, nvx_uintr_ioc_send,
+		     struct nvx_uintr_send, index, 0),
+	NVX_IOCTL_OP(NVX_IOC_UINTR_BASE, NVX_IOC_UINTR_SEND_MANY, nvx_uintr_ioc_send_many,
+		     struct nvx_uintr_send_many, reserved, NVX_IOCTL_OUT_ON_ERROR),
+	NVX_IOCTL_OP(NVX_IOC_UINTR_BASE, NVX_IOC_UINTR_WAIT, nvx_uintr_ioc_wait,
+		     struct nvx_uintr_wait, timeout_ns, 0),
+	NVX_IOCTL_OP(NVX_IOC_UINTR_BASE, NVX_IOC_UINTR_TIMER, nvx_uintr_ioc_timer,
+		     struct nvx_uintr_timer, period_ns, 0),
+	NVX_IOCTL_OP(NVX_IOC_UINTR_BASE, NVX_IOC_UINTR_SIGNAL, nvx_uintr_ioc_signal,
+		     struct nvx_uintr_signal, reserved, 0),
+};
+
+/*
+ * The /dev/nvx ioctls of user interrupts. This code is built in (it
+ * hooks fork, exit, exec and signal delivery); the core module registers
+ * the range when it loads.
+ */
+struct nvx_ioctl_range nvx_uintr_ioctls = {
+	.base = NVX_IOC_UINTR_BASE,
+	.nr = ARRAY_SIZE(nvx_uintr_ops),
+	.ops = nvx_uintr_ops,
+	.feature = NVX_FEAT_UINTR,
+};
+EXPORT_SYMBOL_GPL(nvx_uintr_ioctls);
+
+static int nvx_uintr_stats_show(struct seq_file *m, void *unused)
+{
+	seq_printf(m, "receivers %d\n", atomic_read(&nvx_uintr_receivers));
+	seq_printf(m, "delivered %lld\n", atomic64_read(&nvx_uintr_delivered));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(nvx_uintr_stats);
+
+/**
+ * nvx_uintr_debugfs_init() - fill the user-interrupt debugfs directory
+ * @dir: nvx/uintr, made by the core module.
+ */
+void nvx_uintr_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_file("stats", 0444, dir, NULL, &nvx_uintr_stats_fops);
+}
+EXPORT_SYMBOL_GPL(nvx_uintr_debugfs_init);

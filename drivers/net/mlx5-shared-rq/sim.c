@@ -27,6 +27,7 @@
 #include <linux/etherdevice.h>
 #include <linux/ethtool.h>
 #include <linux/log2.h>
+#include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
@@ -504,8 +505,9 @@ static struct nvx_srq *nvxsim_lookup(struct net_device *dev)
 	return hw ? hw->srq : NULL;
 }
 
-const struct nvx_srq_backend nvxsim_srq_backend = {
+static struct nvx_srq_backend nvxsim_srq_backend = {
 	.name = "nvxsim",
+	.owner = THIS_MODULE,
 	.match = nvxsim_match,
 	.attach = nvxsim_attach,
 	.detach = nvxsim_detach,
@@ -515,22 +517,32 @@ const struct nvx_srq_backend nvxsim_srq_backend = {
 	.lookup = nvxsim_lookup,
 };
 
-/**
- * nvxsim_init() - register the nvxsim link type
- *
- * Return: 0 or a negative errno.
- */
-int __init nvxsim_init(void)
+static int __init nvxsim_init(void)
 {
-	return rtnl_link_register(&nvxsim_link_ops);
+	int ret;
+
+	ret = nvx_srq_register_backend(&nvxsim_srq_backend);
+	if (ret)
+		return ret;
+	ret = rtnl_link_register(&nvxsim_link_ops);
+	if (ret)
+		nvx_srq_unregister_backend(&nvxsim_srq_backend);
+	return ret;
 }
 
-/**
- * nvxsim_exit() - unregister it; deletes every nvxsim NIC
+/*
+ * Unregistering the link type deletes every nvxsim NIC. No set is
+ * attached to one: an attached set holds a reference on this module.
  */
-void nvxsim_exit(void)
+static void __exit nvxsim_exit(void)
 {
 	rtnl_link_unregister(&nvxsim_link_ops);
+	nvx_srq_unregister_backend(&nvxsim_srq_backend);
 }
 
+module_init(nvxsim_init);
+module_exit(nvxsim_exit);
+
 MODULE_ALIAS_RTNL_LINK("nvxsim");
+MODULE_DESCRIPTION("nvxsim: a software NIC for nvx shared RX queues");
+MODULE_LICENSE("GPL");

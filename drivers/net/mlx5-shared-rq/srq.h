@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * nvx shared RX queues: the interface between the core (srq.c) and a
- * NIC backend (sim.c, the software NIC; an mlx5 backend would be a
- * third file).
+ * nvx shared RX queues: the interface between the core (nvx_srq.ko) and
+ * a NIC backend (nvxsim.ko, the software NIC; an mlx5 backend would be
+ * another). A backend registers itself with nvx_srq_register_backend()
+ * when its driver loads and unregisters when it unloads.
  *
  * The core owns the buffer pool, the per-buffer counts, the rings shared
  * with the instance, refill and the statistics. A backend is the NIC: it
@@ -12,6 +13,7 @@
 #ifndef _NVX_SRQ_H
 #define _NVX_SRQ_H
 
+#include <linux/list.h>
 #include <linux/netdevice.h>
 #include <linux/types.h>
 #include <uapi/nvx/srq.h>
@@ -36,6 +38,9 @@ struct nvx_srq;
  * @xmit: send @skb (an Ethernet frame) out of @dev; consumes @skb.
  *	Called under rcu_read_lock() while the set is attached.
  * @lookup: the set attached to @dev, or NULL. RTNL held.
+ * @owner: the backend's module (THIS_MODULE); an attached set holds a
+ *	reference on it.
+ * @list: on the core's list of backends.
  *
  * @post runs under rcu_read_lock() and only while the set is attached;
  * @detach must wait (synchronize_net()) for such callers before it frees
@@ -52,7 +57,12 @@ struct nvx_srq_backend {
 	int (*xmit)(struct nvx_srq *srq, struct net_device *dev,
 		    struct sk_buff *skb);
 	struct nvx_srq *(*lookup)(struct net_device *dev);
+	struct module *owner;
+	struct list_head list;
 };
+
+int nvx_srq_register_backend(struct nvx_srq_backend *be);
+void nvx_srq_unregister_backend(struct nvx_srq_backend *be);
 
 /* The shape of a set, as the backend needs it. */
 struct nvx_srq_shape {
@@ -85,9 +95,5 @@ void nvx_srq_nic_gone(struct nvx_srq *srq);
 int nvx_srq_ethtool_count(struct nvx_srq *srq);
 void nvx_srq_ethtool_strings(struct nvx_srq *srq, u8 *data);
 void nvx_srq_ethtool_stats(struct nvx_srq *srq, u64 *data);
-
-extern const struct nvx_srq_backend nvxsim_srq_backend;
-int nvxsim_init(void);
-void nvxsim_exit(void);
 
 #endif /* _NVX_SRQ_H */

@@ -10,7 +10,10 @@
  *
  *  - Every argument struct has fixed-width fields and explicit padding.
  *  - Every struct has a @flags field; unknown bits fail with -EINVAL.
- *  - Every field marked "in: must be 0" fails with -EINVAL when nonzero.
+ *  - A field named @reserved (or an array of them) is "in: must be 0":
+ *    nonzero fails with -EINVAL, and the kernel never writes it. It is
+ *    room for a later field. Padding in shared memory (rings, control
+ *    pages) is named pad: 0 when written, ignored when read.
  *  - Structs are extensible. The size encoded in the ioctl number
  *    (_IOC_SIZE) is the size the caller knows. The kernel accepts a
  *    smaller size down to the first published version of the struct
@@ -40,37 +43,36 @@
  */
 
 /* The ABI version. The major number changes only on a break. */
-#define NVX_ABI_MAJOR		1
-#define NVX_ABI_MINOR		1
+#define NVX_ABI_MAJOR		2
+#define NVX_ABI_MINOR		0
 
 /**
  * struct nvx_version - NVX_IOC_VERSION argument
  * @flags: in: must be 0.
- * @reserved: in: must be 0.
  * @abi_major: out: NVX_ABI_MAJOR of the running kernel.
  * @abi_minor: out: NVX_ABI_MINOR of the running kernel.
  * @kernel_version: out: LINUX_VERSION_CODE of the running kernel.
- * @pad: out: written as 0.
+ * @reserved: in: must be 0.
  */
 struct nvx_version {
 	__u32 flags;
-	__u32 reserved;
 	__u32 abi_major;
 	__u32 abi_minor;
 	__u32 kernel_version;
-	__u32 pad;
+	__u32 reserved[2];
 };
 
 /*
  * Capabilities this kernel provides (struct nvx_features.features).
- * A bit is set only when the capability is built and ready to use.
+ * A bit is set only while the capability's code is loaded and ready to
+ * use (the module that provides it registered its ioctls).
  */
 #define NVX_FEAT_CORE		_BITULL(0)	/* /dev/nvx and these ioctls */
 #define NVX_FEAT_POOL		_BITULL(1)	/* memory pool and grants */
 #define NVX_FEAT_UVM		_BITULL(2)	/* user VMs, PMIO fast path */
 #define NVX_FEAT_UINTR		_BITULL(3)	/* user-interrupt delivery */
 #define NVX_FEAT_SRQ		_BITULL(4)	/* shared multi-packet RX queues */
-#define NVX_FEAT_SRQ_MLX5	_BITULL(5)	/* mlx5 backend for SRQ */
+/* Bit 5 is retired (ABI 1.x's never-set SRQ_MLX5); it is not reused. */
 
 /*
  * Facts about the machine (struct nvx_features.hw), read at boot from

@@ -2,12 +2,15 @@
 /*
  * nvx: the memory pool and grants.
  *
- * The pool holds physical memory per NUMA node in chunks (2 MiB by
- * default; a grow may ask for larger ones, up to 1 GiB, each a physically
- * contiguous run of 2 MiB pieces), each clean (zeroed), granted or dirty
- * (returned, not yet zeroed). Memory is counted, granted and mapped in
- * 2 MiB pieces (chunk_bytes). A background scrubber turns dirty chunks clean. A grant is a
- * file descriptor owning some chunks; mmap() maps them; the last
+ * Two words, each with one meaning:
+ *  - a piece is 2 MiB (NVX_POOL_PIECE_SHIFT), the unit memory is
+ *    counted, granted and mapped in (one PMD each);
+ *  - a chunk is what the pool allocated in one go: a physically
+ *    contiguous run of one or more pieces (2 MiB to 1 GiB).
+ * The pool holds chunks per NUMA node, each clean (zeroed), granted or
+ * dirty (returned, not yet zeroed); a grant that takes part of a chunk
+ * splits it. A background scrubber turns dirty chunks clean. A grant is
+ * a file descriptor owning some pieces; mmap() maps them; the last
  * reference (the fd and every mapping) returns them as dirty.
  *
  * Documentation/nvx/pool.rst documents every field and errno.
@@ -22,11 +25,8 @@
 /* Any NUMA node. */
 #define NVX_NODE_ANY		0xffffffffU
 
-/*
- * Default chunk, and the unit memory is counted, granted and mapped in:
- * 2 MiB (order 9 on 4 KiB pages).
- */
-#define NVX_POOL_CHUNK_SHIFT	21
+/* A piece: 2 MiB (order 9 on 4 KiB pages), also the default chunk. */
+#define NVX_POOL_PIECE_SHIFT	21
 /* Largest chunk a grow may ask for: 1 GiB. */
 #define NVX_POOL_CHUNK_SHIFT_MAX	30
 
@@ -38,11 +38,11 @@
  * @bytes: in: how much to add or remove; rounded up to whole 2 MiB.
  * @done: out: bytes actually added or removed, also on failure.
  * @chunk_shift: in: grow: log2 of the largest chunk to allocate, from
- *	NVX_POOL_CHUNK_SHIFT to NVX_POOL_CHUNK_SHIFT_MAX, or 0 for
- *	NVX_POOL_CHUNK_SHIFT. Grow takes chunks of that size while the
+ *	NVX_POOL_PIECE_SHIFT to NVX_POOL_CHUNK_SHIFT_MAX, or 0 for
+ *	NVX_POOL_PIECE_SHIFT. Grow takes chunks of that size while the
  *	allocator delivers them, then halves the size, down to 2 MiB.
  *	Shrink: must be 0.
- * @pad: in: must be 0.
+ * @reserved: in: must be 0.
  *
  * Grow fails with -ENOMEM when the node could not deliver all of @bytes;
  * what it did add stays in the pool and is reported in @done. Shrink
@@ -57,7 +57,7 @@ struct nvx_pool_resize {
 	__u64 bytes;
 	__u64 done;
 	__u32 chunk_shift;
-	__u32 pad;
+	__u32 reserved;
 };
 
 /**
@@ -65,8 +65,8 @@ struct nvx_pool_resize {
  * @flags: in: must be 0.
  * @node: in: the NUMA node, or NVX_NODE_ANY for the sum of all nodes.
  * @nr_nodes: out: nr_node_ids, the bound for @node.
- * @pad: in: must be 0.
- * @chunk_bytes: out: the unit of the counts: 2 MiB.
+ * @reserved: in: must be 0.
+ * @piece_bytes: out: the size of a piece, the unit of the counts: 2 MiB.
  * @total_bytes: out: memory in the pool (clean + dirty + granted).
  * @clean_bytes: out: zeroed and ready to grant.
  * @dirty_bytes: out: returned, waiting for the scrubber (this includes
@@ -89,8 +89,8 @@ struct nvx_pool_stats {
 	__u32 flags;
 	__u32 node;
 	__u32 nr_nodes;
-	__u32 pad;
-	__u64 chunk_bytes;
+	__u32 reserved;
+	__u64 piece_bytes;
 	__u64 total_bytes;
 	__u64 clean_bytes;
 	__u64 dirty_bytes;
@@ -118,15 +118,15 @@ struct nvx_pool_stats {
  * struct nvx_grant_create - NVX_IOC_GRANT
  * @flags: in: NVX_GRANT_* bits; WAIT and CLEAN_ONLY exclude each other.
  * @node: in: the NUMA node, or NVX_NODE_ANY (the caller's node first).
- * @bytes: in: size; rounded up to whole chunks. 0 fails with -EINVAL.
+ * @bytes: in: size; rounded up to whole pieces. 0 fails with -EINVAL.
  * @fd: out: the grant file descriptor.
- * @pad: out: written as 0.
+ * @reserved: in: must be 0.
  * @granted: out: the size of the grant (@bytes rounded up).
  *
  * Errors: -EINVAL (flags, size 0, bad node), -EFBIG (above the per-grant
  * maximum), -EDQUOT (the caller's RLIMIT_MEMLOCK, unless CAP_IPC_LOCK),
- * -ENOSPC (the pool does not hold enough free chunks on that node),
- * -EAGAIN (CLEAN_ONLY and too few clean chunks), -EINTR (WAIT
+ * -ENOSPC (the pool does not hold enough free pieces on that node),
+ * -EAGAIN (CLEAN_ONLY and too few clean pieces), -EINTR (WAIT
  * interrupted), -EMFILE.
  */
 struct nvx_grant_create {
@@ -134,25 +134,25 @@ struct nvx_grant_create {
 	__u32 node;
 	__u64 bytes;
 	__s32 fd;
-	__u32 pad;
+	__u32 reserved;
 	__u64 granted;
 };
 
 /**
- * struct nvx_grant_info - NVX_IOC_GRANT_INFO, on a grant fd
+ * struct nvx_grant_info - NVX_GRANT_IOC_INFO, on a grant fd
  * @flags: in: must be 0.
- * @node: out: the node of the first chunk.
+ * @node: out: the node of the first piece.
  * @bytes: out: the size of the grant.
- * @chunk_bytes: out: the unit the grant is mapped in: 2 MiB.
- * @nr_chunks: out: @bytes / @chunk_bytes. NVX_IOC_GRANT_RANGES shows
+ * @piece_bytes: out: the unit the grant is mapped in: 2 MiB.
+ * @nr_pieces: out: @bytes / @piece_bytes. NVX_GRANT_IOC_RANGES shows
  *	which of them are physically contiguous.
  */
 struct nvx_grant_info {
 	__u32 flags;
 	__u32 node;
 	__u64 bytes;
-	__u64 chunk_bytes;
-	__u64 nr_chunks;
+	__u64 piece_bytes;
+	__u64 nr_pieces;
 };
 
 /**
@@ -166,14 +166,14 @@ struct nvx_grant_range {
 };
 
 /**
- * struct nvx_grant_ranges - NVX_IOC_GRANT_RANGES, on a grant fd
+ * struct nvx_grant_ranges - NVX_GRANT_IOC_RANGES, on a grant fd
  * @flags: in: must be 0.
  * @count: in: room in @ranges; out: number of ranges of the grant (also
  *	when @ranges was too small: then the call fails with -EOVERFLOW
  *	after filling the first @count).
  * @ranges: in: user pointer to an array of struct nvx_grant_range.
  *
- * Adjacent chunks are merged into one range. Needs CAP_SYS_ADMIN.
+ * Adjacent pieces are merged into one range. Needs CAP_SYS_ADMIN.
  */
 struct nvx_grant_ranges {
 	__u32 flags;
@@ -187,7 +187,7 @@ struct nvx_grant_ranges {
 #define NVX_IOC_POOL_STATS	_IOWR(NVX_IOC_MAGIC, 0x12, struct nvx_pool_stats)
 #define NVX_IOC_GRANT		_IOWR(NVX_IOC_MAGIC, 0x13, struct nvx_grant_create)
 /* On a grant fd. */
-#define NVX_IOC_GRANT_INFO	_IOWR(NVX_IOC_MAGIC, 0x18, struct nvx_grant_info)
-#define NVX_IOC_GRANT_RANGES	_IOWR(NVX_IOC_MAGIC, 0x19, struct nvx_grant_ranges)
+#define NVX_GRANT_IOC_INFO	_IOWR(NVX_IOC_MAGIC, 0x18, struct nvx_grant_info)
+#define NVX_GRANT_IOC_RANGES	_IOWR(NVX_IOC_MAGIC, 0x19, struct nvx_grant_ranges)
 
 #endif /* _UAPI_NVX_POOL_H */

@@ -84,7 +84,7 @@
  * @low_water: refill when the strides posted to the NIC (per pool: the
  *	set's, or each queue's with PER_QUEUE) fall below this; 0 means a
  *	quarter of the pool's strides. At most the pool's strides.
- * @pad: must be 0.
+ * @reserved: in: must be 0.
  *
  * Every field is written back with the value in use.
  */
@@ -98,7 +98,7 @@ struct nvx_srq_params {
 	__u32 rel_entries;
 	__u32 nr_rel_rings;
 	__u32 low_water;
-	__u32 pad;
+	__u32 reserved;
 };
 
 /**
@@ -223,7 +223,7 @@ struct nvx_srq_rel {
 /**
  * struct nvx_srq_release - NVX_SRQ_IOC_RELEASE (on the set's fd)
  * @flags: in: must be 0.
- * @pad: in: must be 0.
+ * @reserved: in: must be 0.
  * @released: out: release entries taken from the rings by this call.
  * @garbage: out: of these, entries ignored as garbage.
  *
@@ -235,7 +235,7 @@ struct nvx_srq_rel {
  */
 struct nvx_srq_release {
 	__u32 flags;
-	__u32 pad;
+	__u32 reserved;
 	__u64 released;
 	__u64 garbage;
 };
@@ -244,12 +244,13 @@ struct nvx_srq_release {
 #define NVX_SRQ_ALL_QUEUES	0xffffffffU
 
 /**
- * struct nvx_srq_stats - NVX_SRQ_IOC_STATS (set fd) and NVX_IOC_SRQ_QUERY
+ * struct nvx_srq_stats - NVX_SRQ_IOC_STATS (set fd); also inside
+ *	struct nvx_srq_query
  * @flags: in: must be 0.
  * @queue: in: a queue index, or NVX_SRQ_ALL_QUEUES for the set's sums.
  *	Queue counters are the rx_, fillers, truncated and drops_ ones;
  *	the others are the set's and are reported for any @queue.
- * @ifindex: in for NVX_IOC_SRQ_QUERY (the NIC), out for STATS.
+ * @ifindex: out: the NIC the set is attached to.
  * @nr_queues: out: queues of the set.
  * @rx_packets: out: frames completed (not fillers).
  * @rx_bytes: out: their bytes.
@@ -297,6 +298,23 @@ struct nvx_srq_stats {
 };
 
 /**
+ * struct nvx_srq_query - NVX_IOC_SRQ_QUERY: the counters of the set on a NIC
+ * @flags: in: must be 0.
+ * @ifindex: in: the NIC, in the caller's network namespace.
+ * @stats: in: @stats.flags (must be 0) and @stats.queue, as for
+ *	NVX_SRQ_IOC_STATS; out: the rest of @stats.
+ *
+ * For a process that watches a NIC without holding the set's fd.
+ * Errors: -EINVAL, -ENODEV (no such ifindex), -EOPNOTSUPP (not an
+ * nvxsim NIC), -ENOENT (no set attached).
+ */
+struct nvx_srq_query {
+	__u32 flags;
+	__u32 ifindex;
+	struct nvx_srq_stats stats;
+};
+
+/**
  * struct nvx_srq_tx - NVX_SRQ_IOC_TX: send one frame out of the NIC
  * @flags: in: must be 0.
  * @len: in: frame length, from 14 (an Ethernet header) to the NIC's
@@ -339,7 +357,7 @@ struct nvx_srq_steer {
  * @params: out: the set's shape.
  * @owner: out: thread-group id of the creator, in the caller's pid
  *	namespace (0 when not visible there).
- * @pad: out: written as 0.
+ * @reserved: in: must be 0.
  *
  * Errors: -EINVAL, -ENODEV (no such ifindex), -EOPNOTSUPP (not an
  * nvxsim NIC), -ENOENT (no set attached).
@@ -349,12 +367,12 @@ struct nvx_srq_info {
 	__u32 ifindex;
 	struct nvx_srq_params params;
 	__u32 owner;
-	__u32 pad;
+	__u32 reserved;
 };
 
 /* On /dev/nvx */
 #define NVX_IOC_SRQ_CREATE	_IOWR(NVX_IOC_MAGIC, 0x70, struct nvx_srq_create)
-#define NVX_IOC_SRQ_QUERY	_IOWR(NVX_IOC_MAGIC, 0x71, struct nvx_srq_stats)
+#define NVX_IOC_SRQ_QUERY	_IOWR(NVX_IOC_MAGIC, 0x71, struct nvx_srq_query)
 #define NVX_IOC_SRQ_INFO	_IOWR(NVX_IOC_MAGIC, 0x72, struct nvx_srq_info)
 
 /* On an SRQ set's fd */

@@ -60,9 +60,9 @@ struct nvx_uintr_frame {
  * @enabled: 1: deliver; 0: keep vectors pending. Delivery writes 0 before
  *	entering the handler; user code writes 1 to unmask (and then
  *	delivers what is pending itself, see nvx_uintr_stui()).
- * @reserved0: 0.
+ * @pad0: 0.
  * @delivered: vectors the kernel delivered to this thread.
- * @reserved: 0.
+ * @pad1: 0.
  *
  * Read-write for the owning thread; mapped from the receiver fd at offset
  * 0, one page, MAP_SHARED. The kernel never trusts it: a thread that
@@ -71,9 +71,9 @@ struct nvx_uintr_frame {
 struct nvx_uintr_page {
 	__u64 pending;
 	__u32 enabled;
-	__u32 reserved0;
+	__u32 pad0;
 	__u64 delivered;
-	__u64 reserved[5];
+	__u64 pad1[5];
 };
 
 /*
@@ -114,7 +114,7 @@ struct nvx_uintr_register {
  * @vector: in: 0 .. NVX_UINTR_VECTORS - 1.
  * @fd: out: the vector fd (close-on-exec). It can be passed to other
  *	processes; whoever holds it can send this vector to this thread.
- * @reserved: 0.
+ * @reserved: in: must be 0.
  *
  * Errors: -EINVAL (flags, vector), -ENOENT (no handler registered),
  * -ENOMEM, -EMFILE.
@@ -131,7 +131,7 @@ struct nvx_uintr_vector_fd {
  * @flags: in: must be 0.
  * @vector_fd: in (add): a vector fd.
  * @index: out (add), in (del): the entry in the calling process's table.
- * @reserved: 0.
+ * @reserved: in: must be 0.
  *
  * The table belongs to the process (its address space): every thread
  * sends through it, it is empty after fork and after exec.
@@ -167,7 +167,7 @@ struct nvx_uintr_send {
  * @count: in: entries in @indices, 1 .. NVX_UINTR_SENDERS.
  * @indices: in: user pointer to @count __u32 table indices.
  * @sent: out: how many were posted, also on failure.
- * @reserved: 0.
+ * @reserved: in: must be 0.
  *
  * Every index is checked before anything is sent (-EINVAL, -ENOENT as
  * for NVX_IOC_UINTR_SEND: nothing sent). Targets that are gone (-EPIPE,
@@ -187,7 +187,7 @@ struct nvx_uintr_send_many {
 /**
  * struct nvx_uintr_wait - NVX_IOC_UINTR_WAIT, for the calling thread
  * @flags: in: must be 0.
- * @reserved: 0.
+ * @reserved: in: must be 0.
  * @timeout_ns: in: 0 .. NVX_UINTR_MAX_NS; 0 only polls.
  *
  * Returns 0 once a vector is pending (it is delivered on the way back to
@@ -225,7 +225,7 @@ struct nvx_uintr_timer {
  * @flags: in: must be 0.
  * @signo: in: the signal, or 0 to stop routing.
  * @vector: in: the vector to post instead.
- * @reserved: 0.
+ * @reserved: in: must be 0.
  *
  * From then on, when the calling thread dequeues @signo (sent to it or to
  * its process), the signal is consumed and @vector posted to the thread
@@ -248,7 +248,7 @@ struct nvx_uintr_signal {
 /**
  * struct nvx_uintr_unregister - NVX_IOC_UINTR_UNREGISTER, for the calling thread
  * @flags: in: must be 0.
- * @reserved: 0.
+ * @reserved: in: must be 0.
  *
  * Stops delivery, the timer and signal routing; senders then get -ESRCH.
  * Errors: -EINVAL (flags), -ENOENT (no handler registered).

@@ -63,7 +63,7 @@
  * @irq_vector: VMM: the vector its irqfd route raises in the guest.
  * @tsc_khz: VMM: the guest's TSC frequency in kHz.
  * @argc: VMM: number of NUL-terminated strings in @args.
- * @reserved: zero.
+ * @pad: 0.
  * @args: VMM: the boot arguments, NUL-separated.
  *
  * The kernel writes its fields at attach and keeps @sq_cons, @cq_prod,
@@ -93,7 +93,7 @@ struct nvx_uvm_ctrl {
 	/* 0x70: boot information */
 	__u64 tsc_khz;
 	__u32 argc;
-	__u32 reserved[33];
+	__u32 pad[33];
 	/* 0x100 */
 	char args[NVX_UVM_ARGS_SIZE];
 };
@@ -214,7 +214,7 @@ struct nvx_uvm_endpoint {
  * struct nvx_uvm_attach - NVX_IOC_UVM_ATTACH: bind a KVM VM to an endpoint
  * @flags: in: NVX_UVM_ATTACH_*. With SLOW no port is claimed in KVM:
  *	the doorbell exits to the VMM, which passes it on with
- *	NVX_UVM_IOC_KICK (the baseline the fast path is measured against).
+ *	NVX_UVM_CHAN_IOC_KICK (the baseline the fast path is measured against).
  * @vm_fd: in: a KVM VM fd (from KVM_CREATE_VM).
  * @grant_fd: in: the grant that is the guest's RAM, mapped at GPA 0.
  * @ep_fd: in: the endpoint.
@@ -229,7 +229,7 @@ struct nvx_uvm_endpoint {
  * @ctrl_gpa: in: page-aligned GPA of the control page.
  * @sq_gpa: in: 64-byte aligned GPA of the submission ring.
  * @cq_gpa: in: 64-byte aligned GPA of the completion ring.
- * @pad: in: must be 0.
+ * @reserved: in: must be 0.
  * @fd: out: the channel fd; closing it detaches the VM.
  * @vm_id: out: the VM's id.
  * @mem_size: out: guest RAM in bytes.
@@ -248,7 +248,7 @@ struct nvx_uvm_attach {
 	__s32 irq_fd;
 	__u32 sq_entries;
 	__u32 cq_entries;
-	__u32 pad;
+	__u32 reserved;
 	__u64 ctrl_gpa;
 	__u64 sq_gpa;
 	__u64 cq_gpa;
@@ -273,7 +273,7 @@ struct nvx_uvm_attach {
  * @cookie: out: names the request in NVX_UVM_EP_IOC_REPLY.
  * @data_len: out: the PUSH data's full length (more than @buf_len: the
  *	rest was not copied); for PULL, the room the guest offers.
- * @pad: out: 0.
+ * @reserved: in: must be 0.
  * @msg: out: the message; @msg.src_vm and @msg.src_tid say who sent it.
  *
  * Errors: -EAGAIN (nothing waits, nonblocking), -EINTR (a signal; the
@@ -286,7 +286,7 @@ struct nvx_uvm_recv {
 	__u64 buf;
 	__u64 cookie;
 	__u32 data_len;
-	__u32 pad;
+	__u32 reserved;
 	struct nvx_uvm_msg msg;
 };
 
@@ -341,7 +341,7 @@ struct nvx_uvm_ep_stats {
 #define NVX_UVM_EP_IOC_STATS	_IOWR(NVX_IOC_MAGIC, 0x3a, struct nvx_uvm_ep_stats)
 
 /**
- * struct nvx_uvm_status - NVX_UVM_IOC_STATUS: a VM's state and counters
+ * struct nvx_uvm_status - NVX_UVM_CHAN_IOC_STATUS: a VM's state and counters
  * @flags: in: must be 0.
  * @reason: out: enum nvx_uvm_reason; NVX_UVM_RUNNING while it runs.
  * @detail: out: the port, index, address or length that stopped it.
@@ -369,11 +369,11 @@ struct nvx_uvm_status {
 };
 
 /**
- * struct nvx_uvm_kick - NVX_UVM_IOC_KICK: a doorbell the VMM received
+ * struct nvx_uvm_kick - NVX_UVM_CHAN_IOC_KICK: a doorbell the VMM received
  * @flags: in: must be 0.
  * @port: in: the port of the KVM_EXIT_IO (NVX_UVM_PORT_DOORBELL).
  * @value: in: the value written (ignored today).
- * @pad: in: must be 0.
+ * @reserved: in: must be 0.
  *
  * Only for a channel attached with NVX_UVM_ATTACH_SLOW (-EINVAL
  * otherwise). A guest error found here stops the VM as on the fast path.
@@ -382,10 +382,10 @@ struct nvx_uvm_kick {
 	__u32 flags;
 	__u32 port;
 	__u32 value;
-	__u32 pad;
+	__u32 reserved;
 };
 
-#define NVX_UVM_IOC_STATUS	_IOWR(NVX_IOC_MAGIC, 0x40, struct nvx_uvm_status)
-#define NVX_UVM_IOC_KICK	_IOW(NVX_IOC_MAGIC, 0x41, struct nvx_uvm_kick)
+#define NVX_UVM_CHAN_IOC_STATUS	_IOWR(NVX_IOC_MAGIC, 0x40, struct nvx_uvm_status)
+#define NVX_UVM_CHAN_IOC_KICK	_IOW(NVX_IOC_MAGIC, 0x41, struct nvx_uvm_kick)
 
 #endif /* _UAPI_NVX_UVM_H */

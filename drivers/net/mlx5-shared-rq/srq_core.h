@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nvx shared RX queues: the set's internals, shared by srq.c (what the
+ * NIC backends call, release and refill) and srq_file.c (the set's file:
+ * create, mmap, ioctls).
+ */
+#ifndef _NVX_SRQ_CORE_H
+#define _NVX_SRQ_CORE_H
+
+#include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/netdevice.h>
+#include <linux/nvx.h>
+#include <linux/nvx_grant.h>
+#include <linux/spinlock.h>
+
+#include "srq.h"
+
+enum nvx_srq_buf_state {
+	NVX_SRQ_BUF_POSTED,
+	NVX_SRQ_BUF_FILLING,
+	NVX_SRQ_BUF_HELD,
+};
+
+/**
+ * struct nvx_srq_buf - the kernel's view of one buffer
+ * @node: on its pool's held list while HELD.
+ * @hw_used: strides the NIC filled, fillers included.
+ * @kfree: strides released by the kernel (fillers).
+ * @state: enum nvx_srq_buf_state.
+ * @pool: the pool it belongs to.
+ */
+struct nvx_srq_buf {
+	struct list_head node;
+	u32 hw_used;
+	u32 kfree;
+	u16 state;
+	u16 pool;
+};
+
+/**
+ * struct nvx_srq_pool - buffers that feed one or all queues
+ * @held: HELD buffers, oldest first.
+ * @first: index of its first buffer.
+ * @posted_strides: strides the NIC can still fill.
+ * @nr_posted: buffers POSTED.
+ * @nr_filling: buffers FILLING.
+ * @nr_held: buffers HELD.
+ */
+struct nvx_srq_pool {
+	struct list_head held;
+	u32 first;
+	u32 posted_strides;
+	u32 nr_posted;
+	u32 nr_filling;
+	u32 nr_held;
+};
+
+/**
+ * struct nvx_srq_queue - one receive queue
+ * @hdr: its completion ring's header in the ring area.
+ * @cqes: its entries.
+ * @prod: the kernel's producer index (the one in @hdr is only a copy).
+ * @rx_packets: frames completed.
+ * @rx_bytes: their bytes.
+ * @rx_strides: strides consumed, fillers included.
+ * @fillers: filler completions.
+ * @truncated: frames longer than a buffer.
+ * @drops_no_buf: frames dropped for want of a posted buffer.
+ * @drops_cq_full: frames dropped for want of completion ring room.
+ */
+struct nvx_srq_queue {
+	struct nvx_srq_ring *hdr;
+	struct nvx_srq_cqe *cqes;
+	u32 prod;
+	u64 rx_packets;
+	u64 rx_bytes;
+	u64 rx_strides;
+	u64 fillers;
+	u64 truncated;
+	u64 drops_no_buf;
+	u64 drops_cq_full;
+};
+
+/**
+ * struct nvx_srq_relring - one release ring
+ * @hdr: its header in the ring area.
+ * @ents: its entries.
+ * @cons: the kernel's consumer index (under the set's refill_lock).
+ */
+struct nvx_srq_relring {
+	struct nvx_srq_ring *hdr;
+	struct nvx_srq_rel *ents;
+	u32 cons;
+};
+
+/**
+ * struct nvx_srq - an SRQ set
+ * @p: parameters, defaults filled in.
+ * @shape: what the backend needs of @p.
+ * @layout: the mmap() layout.
+ * @grant_offset: byte offset of buffer 0 in the grant.
+ * @grant_file: the grant's file; the set holds a reference.
+ * @grant: the grant.
+ * @ring_area: the rings (vmalloc_user()).
+ * @lock: buffer states and counts, pools, queues.
+ * @bufs: per buffer.
+ * @pools: one, or one per queue with NVX_SRQ_PER_QUEUE.
+ * @queues: per queue.
+ * @rel: release rings.
+ * @sw: software release counts, a row of nr_bufs per possible CPU.
+ * @refill_lock: one refill, or one taker of release entries, at a time.
+ * @refill_bufs: scratch for the refill, bufs_per_pool entries.
+ * @next_refill: jiffies before which the receive path does not refill.
+ * @rss: the RSS indirection table.
+ * @backend: the NIC's kind.
+ * @dev: the NIC; NULL once detached. Written under RTNL.
+ * @backend_data: the backend's per-set state.
+ * @owner: the creating thread group.
+ * @refills: refills that ran.
+ * @bufs_returned: buffers returned to the NIC.
+ * @released: release entries taken.
+ * @release_garbage: release entries (and bad ring indexes) ignored.
+ * @tx_packets: frames sent.
+ * @tx_bytes: their bytes.
+ */
+struct nvx_srq {
+	struct nvx_srq_params p;
+	struct nvx_srq_shape shape;
+	struct nvx_srq_layout layout;
+	u64 grant_offset;
+	struct file *grant_file;
+	struct nvx_grant *grant;
+	void *ring_area;
+	spinlock_t lock;	/* see above */
+	struct nvx_srq_buf *bufs;
+	struct nvx_srq_pool *pools;
+	struct nvx_srq_queue *queues;
+	struct nvx_srq_relring *rel;
+	u16 *sw;
+	spinlock_t refill_lock;	/* serialises refills */
+	u32 *refill_bufs;
+	unsigned long next_refill;
+	u16 rss[NVX_SRQ_RSS_ENTRIES];
+	const struct nvx_srq_backend *backend;
+	struct net_device __rcu *dev;
+	void *backend_data;
+	struct pid *owner;
+	atomic64_t refills;
+	atomic64_t bufs_returned;
+	atomic64_t released;
+	atomic64_t release_garbage;
+	atomic64_t tx_packets;
+	atomic64_t tx_bytes;
+};
+
+#define NVX_SRQ_RING_HDR	sizeof(struct nvx_srq_ring)
+#define NVX_SRQ_POISON_BYTE	0x6b
+
+/* Release entries taken per ring and call, to bound the time BH is off. */
+#define NVX_SRQ_TAKE_BATCH	1024
+/* Held buffers a refill looks at, and bytes it may poison, per pool. */
+#define NVX_SRQ_REFILL_SCAN	256
+#define NVX_SRQ_POISON_BUDGET	(4U << 20)
+
+bool nvx_srq_take(struct nvx_srq *srq, struct nvx_srq_relring *r,
+		  u64 *released, u64 *garbage);
+void nvx_srq_refill_pool(struct nvx_srq *srq, u32 p);
+void nvx_srq_post(struct nvx_srq *srq, u32 pool, const u32 *bufs,
+		  unsigned int n);
+void nvx_srq_detach(struct nvx_srq *srq);
+int nvx_srq_attach(struct nvx_srq *srq, struct net_device *dev);
+const struct nvx_srq_backend *nvx_srq_backend_of(struct net_device *dev);
+int nvx_srq_fill_stats(struct nvx_srq *srq, struct nvx_srq_stats *st);
+int nvx_srq_file_init(void);
+void nvx_srq_file_exit(void);
+
+#endif /* _NVX_SRQ_CORE_H */

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nvx user interrupts: the hooks in fork, exit, exec, mm teardown and
+ * get_signal(), and what the core module takes from the built-in code
+ * (arch/x86/nvx/uintr.c): its ioctl range and its debugfs files.
+ */
+#ifndef _LINUX_NVX_UINTR_H
+#define _LINUX_NVX_UINTR_H
+
+#include <linux/types.h>
+
+struct dentry;
+struct mm_struct;
+struct task_struct;
+
+#ifdef CONFIG_NVX_UINTR
+#include <linux/sched.h>
+#include <linux/mm_types.h>
+
+struct nvx_ioctl_range;
+
+extern struct nvx_ioctl_range nvx_uintr_ioctls;
+void nvx_uintr_debugfs_init(struct dentry *dir);
+
+void __nvx_uintr_exit(struct task_struct *tsk);
+void __nvx_uintr_mm_exit(struct mm_struct *mm);
+bool __nvx_uintr_route_signal(int signr);
+
+static inline void nvx_uintr_fork(struct task_struct *p)
+{
+	p->nvx_uintr = NULL;
+}
+
+static inline void nvx_uintr_mm_init(struct mm_struct *mm)
+{
+	mm->nvx_uintr_senders = NULL;
+}
+
+/* The thread exits or execs: its registration, timer and routing end. */
+static inline void nvx_uintr_exit(struct task_struct *tsk)
+{
+	if (unlikely(tsk->nvx_uintr))
+		__nvx_uintr_exit(tsk);
+}
+
+/* The address space goes away: its sender table with it. */
+static inline void nvx_uintr_mm_exit(struct mm_struct *mm)
+{
+	if (unlikely(mm->nvx_uintr_senders))
+		__nvx_uintr_mm_exit(mm);
+}
+
+/* In get_signal(), siglock held: true if @signr became a user interrupt. */
+static inline bool nvx_uintr_route_signal(int signr)
+{
+	return unlikely(current->nvx_uintr) && __nvx_uintr_route_signal(signr);
+}
+#else
+static inline void nvx_uintr_fork(struct task_struct *p) { }
+static inline void nvx_uintr_mm_init(struct mm_struct *mm) { }
+static inline void nvx_uintr_exit(struct task_struct *tsk) { }
+static inline void nvx_uintr_mm_exit(struct mm_struct *mm) { }
+static inline bool nvx_uintr_route_signal(int signr) { return false; }
+#endif
+
+#endif /* _LINUX_NVX_UINTR_H */

@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx grants: files that own pieces of the nvx_pool.
+ *
+ * NVX_IOC_GRANT takes pieces from the pool (clean ones, or dirty ones
+ * zeroed on the caller's path, or after waiting for the scrubber) and
+ * hands them out as a file: mmap() maps them with one PMD per piece on
+ * first touch, GUP and KVM take references on their folios, and the
+ * last reference to the file returns them to the pool as dirty, once.
+ * The memory is charged to the caller's RLIMIT_MEMLOCK unless it has
+ * CAP_IPC_LOCK.
+ */
+#include <linux/anon_inodes.h>
+#include <linux/capability.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/highmem.h>
+#include <linux/huge_mm.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/nvx_grant.h>
+#include <linux/pagemap.h>
+#include <linux/pfn.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "pool.h"
+#include <trace/events/nvx_pool.h>
+
+static ulong grant_max_bytes;
+module_param(grant_max_bytes, ulong, 0644);
+MODULE_PARM_DESC(grant_max_bytes, "largest single grant in bytes (0: no limit)");
+
+/**
+ * struct nvx_grant - memory owned by one grant file
+ * @chunks: the chunks, in mapping order.
+ * @pieces: the head page of every 2 MiB piece, in mapping order.
+ * @nr_pieces: number of pieces in @pieces (the chunks hold as many).
+ * @nid: node of the chunks.
+ * @user: the user charged for the memory (RLIMIT_MEMLOCK), or NULL.
+ * @accounted: pages charged to @user.
+ */
+struct nvx_grant {
+	struct list_head chunks;
+	struct page **pieces;
+	unsigned long nr_pieces;
+	int nid;
+	struct user_struct *user;
+	unsigned long accounted;
+};
+
+/* Charge @pages to @user's RLIMIT_MEMLOCK, as io_uring and RDMA do. */
+static int nvx_account(struct user_struct *user, unsigned long pages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	unsigned long cur, new;
+
+	cur = atomic_long_read(&user->locked_vm);
+	do {
+		new = cur + pages;
+		if (new < cur || new > limit)
+			return -EDQUOT;
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, new));
+	return 0;
+}
+
+static void nvx_unaccount(struct user_struct *user, unsigned long pages)
+{
+	atomic_long_sub(pages, &user->locked_vm);
+}
+
+/*
+ * Append the chunks on @list to @g, their pieces in order. Each piece's
+ * folio gets its page offset in the grant as its index: finish_fault()
+ * maps a folio with a PMD only if it ends below i_size by that index, and
+ * a folio's index is otherwise whatever its memory's last user left.
+ */
+static void nvx_grant_add(struct nvx_grant *g, struct list_head *list)
+{
+	struct nvx_chunk *c, *tmp;
+	unsigned long i;
+
+	list_for_each_entry_safe(c, tmp, list, list) {
+		list_move_tail(&c->list, &g->chunks);
+		for (i = 0; i < c->nr; i++) {
+			struct page *piece = nvx_chunk_piece(c, i);
+
+			page_folio(piece)->index = g->nr_pieces << NVX_PIECE_ORDER;
+			g->pieces[g->nr_pieces++] = piece;
+		}
+	}
+}
+
+/*
+ * Move @nr pieces of node @nid to @g: clean ones first; dirty ones
+ * nobody else references only if @dirty_ok (they come last, and the
+ * caller zeroes them after the lock is dropped). A chunk larger than
+ * what is still needed is split with *@spare, the rest staying in the
+ * pool; one call splits at most one chunk (dirty pieces are taken only
+ * after every clean one). Returns the number of dirty pieces taken, or,
+ * with nothing taken: -ENOSPC when the node cannot cover @nr even after
+ * scrubbing, -EAGAIN when it can once the scrubber has done its work.
+ */
+static long nvx_grant_take(struct nvx_grant *g, int nid, unsigned long nr,
+			   bool dirty_ok, struct nvx_chunk **spare)
+{
+	struct nvx_pool_node *n = nvx_node(nid);
+	unsigned long from_dirty, got = 0, want;
+	struct nvx_chunk *c, *tmp, *rest;
+	LIST_HEAD(dirty);
+	LIST_HEAD(taken);
+
+	spin_lock(&n->lock);
+	if (n->nr_clean + n->nr_dirty + n->nr_scrubbing < nr)
+		goto nospc;
+	from_dirty = nr > n->nr_clean ? nr - n->nr_clean : 0;
+	if (from_dirty) {
+		if (!dirty_ok)
+			goto again;
+		/*
+		 * One pass: usable chunks move to a local list, chunks
+		 * someone still references move to the pinned list, so
+		 * that none is looked at twice.
+		 */
+		list_for_each_entry_safe(c, tmp, &n->dirty, list) {
+			if (got >= from_dirty)
+				break;
+			if (nvx_chunk_busy(c)) {
+				n->nr_dirty -= c->nr;
+				list_move_tail(&c->list, &n->pinned);
+				n->nr_pinned += c->nr;
+				continue;
+			}
+			list_move_tail(&c->list, &dirty);
+			got += c->nr;
+		}
+		if (got < from_dirty) {
+			list_splice(&dirty, &n->dirty);
+			if (n->nr_clean + n->nr_dirty + n->nr_scrubbing < nr)
+				goto nospc;
+			goto again;	/* the scrubber is on it */
+		}
+		if (got > from_dirty) {
+			c = list_last_entry(&dirty, struct nvx_chunk, list);
+			rest = nvx_chunk_split(c, c->nr - (got - from_dirty),
+					       *spare);
+			*spare = NULL;
+			list_add(&rest->list, &n->dirty);
+		}
+		n->nr_dirty -= from_dirty;
+	}
+	want = nr - from_dirty;
+	list_for_each_entry_safe(c, tmp, &n->clean, list) {
+		if (!want)
+			break;
+		if (c->nr > want) {
+			rest = nvx_chunk_split(c, want, *spare);
+			*spare = NULL;
+			list_add(&rest->list, &c->list);
+		}
+		want -= c->nr;
+		list_move_tail(&c->list, &taken);
+	}
+	n->nr_clean -= nr - from_dirty;
+	n->nr_granted += nr;
+	spin_unlock(&n->lock);
+	list_splice_tail(&dirty, &taken);
+	nvx_grant_add(g, &taken);
+	return from_dirty;
+
+again:
+	spin_unlock(&n->lock);
+	return -EAGAIN;
+nospc:
+	spin_unlock(&n->lock);
+	return -ENOSPC;
+}
+
+/* Worth trying nvx_grant_take() again? */
+static bool nvx_grant_may_succeed(int nid, unsigned long nr, bool dirty_ok)
+{
+	struct nvx_pool_node *n = nvx_node(nid);
+	bool ok;
+
+	spin_lock(&n->lock);
+	ok = n->nr_clean >= nr || (dirty_ok && !n->nr_scrubbing) ||
+	     n->nr_clean + n->nr_dirty + n->nr_scrubbing < nr;
+	spin_unlock(&n->lock);
+	return ok;
+}
+
+static long nvx_grant_fill(struct nvx_grant *g, int nid, unsigned long nr,
+			   u32 flags)
+{
+	bool dirty_ok = !(flags & (NVX_GRANT_WAIT | NVX_GRANT_CLEAN_ONLY));
+	struct nvx_chunk *spare = NULL;
+	long ret;
+
+	for (;;) {
+		/* a chunk to split one with, allocated outside the lock */
+		if (!spare)
+			spare = kzalloc(sizeof(*spare), GFP_KERNEL);
+		if (!spare)
+			return -ENOMEM;
+		ret = nvx_grant_take(g, nid, nr, dirty_ok, &spare);
+		if (ret != -EAGAIN || (flags & NVX_GRANT_CLEAN_ONLY))
+			break;
+		/* wait for the scrubber; look again at least once a second */
+		wake_up(&nvx_pool.scrub_wq);
+		if (wait_event_interruptible_timeout(nvx_pool.clean_wq,
+						     nvx_grant_may_succeed(nid, nr, dirty_ok),
+						     HZ) < 0) {
+			ret = -EINTR;
+			break;
+		}
+	}
+	kfree(spare);
+	return ret;
+}
+
+static void nvx_grant_return(struct nvx_grant *g)
+{
+	struct nvx_chunk *c, *tmp;
+
+	list_for_each_entry_safe(c, tmp, &g->chunks, list) {
+		struct nvx_pool_node *n = nvx_node(c->nid);
+
+		spin_lock(&n->lock);
+		list_move_tail(&c->list, &n->dirty);
+		n->nr_granted -= c->nr;
+		n->nr_dirty += c->nr;
+		spin_unlock(&n->lock);
+	}
+	g->nr_pieces = 0;
+	atomic_inc(&nvx_pool.returns);
+	wake_up(&nvx_pool.scrub_wq);
+}
+
+static void nvx_grant_free(struct nvx_grant *g)
+{
+	if (g->nr_pieces) {
+		trace_nvx_grant_release(g->nid,
+					(u64)g->nr_pieces * NVX_PIECE_BYTES);
+		nvx_grant_return(g);
+	}
+	if (g->user) {
+		nvx_unaccount(g->user, g->accounted);
+		free_uid(g->user);
+	}
+	kvfree(g->pieces);
+	kfree(g);
+}
+
+static int nvx_grant_release(struct inode *inode, struct file *file)
+{
+	nvx_grant_free(file->private_data);
+	atomic64_dec(&nvx_pool.grants_live);
+	return 0;
+}
+
+/**
+ * nvx_grant_page() - a page of a grant
+ * @g: the grant.
+ * @pgoff: page offset in the grant, below nvx_grant_bytes() >> PAGE_SHIFT.
+ *
+ * The pages of one chunk (NVX_POOL_PIECE_SHIFT) are physically
+ * contiguous, in the direct map, and belong to one compound folio.
+ *
+ * Return: the page.
+ */
+struct page *nvx_grant_page(struct nvx_grant *g, unsigned long pgoff)
+{
+	return nth_page(g->pieces[pgoff >> NVX_PIECE_ORDER],
+			pgoff & (NVX_PIECE_PAGES - 1));
+}
+EXPORT_SYMBOL_GPL(nvx_grant_page);
+
+/*
+ * The page at the fault's offset, with a reference for the mapping.
+ * finish_fault() maps its whole chunk with one PMD (do_set_pmd()) when
+ * the mapping's address and offset agree modulo 2 MiB and the chunk lies
+ * inside the VMA: the grant's inode has the grant's size, so the PMD is
+ * not beyond i_size. Otherwise it maps this one page.
+ */
+static vm_fault_t nvx_grant_fault(struct vm_fault *vmf)
+{
+	struct nvx_grant *g = vmf->vma->vm_file->private_data;
+
+	if (vmf->pgoff >= g->nr_pieces * NVX_PIECE_PAGES)
+		return VM_FAULT_SIGBUS;
+	vmf->page = nvx_grant_page(g, vmf->pgoff);
+	get_page(vmf->page);
+	return 0;
+}
+
+/*
+ * A PMD fault on a grant mapping (THP enabled: the VMA is VM_HUGEPAGE):
+ * map the piece with one PMD directly. Unlike ->fault, which the kernel
+ * calls after preallocating a page table a PMD mapping does not need,
+ * this costs no page table. do_set_pmd() checks the alignment and that
+ * the piece lies inside the VMA, and falls back otherwise; the mapping
+ * holds the reference taken here.
+ */
+static vm_fault_t nvx_grant_huge_fault(struct vm_fault *vmf,
+				       unsigned int order)
+{
+	struct nvx_grant *g = vmf->vma->vm_file->private_data;
+	struct folio *folio;
+	vm_fault_t ret;
+
+	if (order != PMD_ORDER || vmf->pgoff >= g->nr_pieces * NVX_PIECE_PAGES)
+		return VM_FAULT_FALLBACK;
+	folio = page_folio(nvx_grant_page(g, vmf->pgoff));
+	folio_get(folio);
+	folio_lock(folio);
+	ret = do_set_pmd(vmf, &folio->page);
+	folio_unlock(folio);
+	if (ret) {
+		folio_put(folio);
+		return ret;
+	}
+	return VM_FAULT_NOPAGE;
+}
+
+static const struct vm_operations_struct nvx_grant_vm_ops = {
+	.fault = nvx_grant_fault,
+	.huge_fault = nvx_grant_huge_fault,
+};
+
+/*
+ * mmap: shared mappings only (a private one would copy on write and
+ * write elsewhere), inside the grant, never growing. Nothing is mapped
+ * here: the first touch of each piece faults once and maps it with a PMD
+ * (nvx_grant_huge_fault(), or nvx_grant_fault() when transparent
+ * hugepages are off); thp_get_unmapped_area() picks a 2 MiB-aligned
+ * address when the caller lets the kernel choose. The
+ * VMA is not VM_MIXEDMAP or VM_PFNMAP: the mappings are of ordinary
+ * refcounted folios, so GUP (also FOLL_LONGTERM), KVM, I/O and fork
+ * work, and unmapping drops the references the faults took.
+ */
+static int nvx_grant_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct nvx_grant *g = file->private_data;
+	unsigned long total = g->nr_pieces * NVX_PIECE_PAGES;
+	unsigned long pgoff = vma->vm_pgoff, npages = vma_pages(vma);
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (pgoff >= total || npages > total - pgoff)
+		return -EINVAL;
+
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_HUGEPAGE);
+	vma->vm_ops = &nvx_grant_vm_ops;
+	return 0;
+}
+
+static long nvx_grant_ioctl(struct file *file, unsigned int cmd,
+			    unsigned long arg);
+
+/* /proc/PID/fdinfo/N of a grant: what it is and what it holds. */
+static void nvx_grant_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct nvx_grant *g = file->private_data;
+
+	seq_puts(m, "nvx-object:\tgrant\n");
+	seq_printf(m, "bytes:\t%llu\n", (u64)g->nr_pieces * NVX_PIECE_BYTES);
+	seq_printf(m, "node:\t%d\n", g->nid);
+	seq_printf(m, "pieces:\t%lu\n", g->nr_pieces);
+	seq_printf(m, "piece_bytes:\t%llu\n", NVX_PIECE_BYTES);
+	seq_printf(m, "charged_pages:\t%lu\n", g->accounted);
+}
+
+static const struct file_operations nvx_grant_fops = {
+	.owner = THIS_MODULE,
+	.release = nvx_grant_release,
+	.mmap = nvx_grant_mmap,
+	.get_unmapped_area = thp_get_unmapped_area,
+	.unlocked_ioctl = nvx_grant_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+	.show_fdinfo = nvx_grant_show_fdinfo,
+};
+
+/**
+ * nvx_grant_fget() - the grant behind a file descriptor
+ * @fd: a file descriptor of the calling process.
+ * @gfile: out: the grant's file, with a reference for the caller
+ *	(fput() it when done with the grant).
+ *
+ * Return: the grant; ERR_PTR(-EBADF) when @fd is not open,
+ * ERR_PTR(-EINVAL) when it is not a grant.
+ */
+struct nvx_grant *nvx_grant_fget(int fd, struct file **gfile)
+{
+	struct file *f = fget(fd);
+
+	if (!f)
+		return ERR_PTR(-EBADF);
+	if (f->f_op != &nvx_grant_fops) {
+		fput(f);
+		return ERR_PTR(-EINVAL);
+	}
+	*gfile = f;
+	return f->private_data;
+}
+EXPORT_SYMBOL_GPL(nvx_grant_fget);
+
+/**
+ * nvx_grant_bytes() - size of a grant
+ * @g: the grant.
+ *
+ * Return: its size in bytes, a multiple of the chunk size.
+ */
+u64 nvx_grant_bytes(const struct nvx_grant *g)
+{
+	return (u64)g->nr_pieces * NVX_PIECE_BYTES;
+}
+EXPORT_SYMBOL_GPL(nvx_grant_bytes);
+
+static int nvx_grant_ioc_info(struct nvx_ucmd *ucmd)
+{
+	struct nvx_grant *g = ucmd->file->private_data;
+	struct nvx_grant_info *info = ucmd->arg;
+
+	if (info->flags)
+		return -EINVAL;
+	info->node = g->nid;
+	info->bytes = (u64)g->nr_pieces * NVX_PIECE_BYTES;
+	info->piece_bytes = NVX_PIECE_BYTES;
+	info->nr_pieces = g->nr_pieces;
+	return 0;
+}
+
+static int nvx_grant_ioc_ranges(struct nvx_ucmd *ucmd)
+{
+	struct nvx_grant *g = ucmd->file->private_data;
+	struct nvx_grant_ranges *r = ucmd->arg;
+	struct nvx_grant_range __user *out = u64_to_user_ptr(r->ranges);
+	struct nvx_grant_range cur = {};
+	u32 room = r->count, count = 0;
+	unsigned long i;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (r->flags)
+		return -EINVAL;
+
+	for (i = 0; i < g->nr_pieces; i++) {
+		u64 phys = PFN_PHYS(page_to_pfn(g->pieces[i]));
+
+		if (count && cur.phys + cur.bytes == phys) {
+			cur.bytes += NVX_PIECE_BYTES;
+			continue;
+		}
+		if (count && count <= room &&
+		    copy_to_user(&out[count - 1], &cur, sizeof(cur)))
+			return -EFAULT;
+		cur.phys = phys;
+		cur.bytes = NVX_PIECE_BYTES;
+		count++;
+		cond_resched();
+	}
+	if (count && count <= room &&
+	    copy_to_user(&out[count - 1], &cur, sizeof(cur)))
+		return -EFAULT;
+	r->count = count;
+	return count > room ? -EOVERFLOW : 0;
+}
+
+static const struct nvx_ioctl_op nvx_grant_ops[] = {
+	NVX_IOCTL_OP(NVX_IOC_GRANT_BASE, NVX_GRANT_IOC_INFO,
+		     nvx_grant_ioc_info, struct nvx_grant_info, nr_pieces, 0),
+	NVX_IOCTL_OP(NVX_IOC_GRANT_BASE, NVX_GRANT_IOC_RANGES,
+		     nvx_grant_ioc_ranges, struct nvx_grant_ranges, ranges,
+		     NVX_IOCTL_OUT_ON_ERROR),
+};
+
+static const struct nvx_ioctl_range nvx_grant_range =
+	NVX_IOCTL_RANGE(NVX_IOC_GRANT_BASE, nvx_grant_ops, 0);
+
+static long nvx_grant_ioctl(struct file *file, unsigned int cmd,
+			    unsigned long arg)
+{
+	return nvx_ioctl_dispatch(file, cmd, arg, &nvx_grant_range);
+}
+
+/*
+ * Fill @g from any node: the caller's first, then any other that has
+ * room. Returns as nvx_grant_fill(); when every node fails, the most
+ * telling error: "wait for the scrubber" (-EAGAIN) says more than "no
+ * room" (-ENOSPC).
+ */
+static long nvx_grant_fill_any(struct nvx_grant *g, unsigned long nr,
+			       u32 flags)
+{
+	int first = numa_node_id(), nid;
+	long ret, err;
+
+	ret = nvx_grant_fill(g, first, nr, flags);
+	err = ret;
+	for_each_online_node(nid) {
+		if (ret >= 0 || ret == -EINTR)
+			return ret;
+		if (nid == first)
+			continue;
+		ret = nvx_grant_fill(g, nid, nr, flags);
+		if (ret == -EAGAIN)
+			err = ret;
+	}
+	return ret == -ENOSPC ? err : ret;
+}
+
+/**
+ * nvx_pool_ioc_grant() - NVX_IOC_GRANT: a new grant fd
+ * @ucmd: the call; its argument is a struct nvx_grant_create.
+ *
+ * Return: 0 with the fd in the argument, or the errors listed in
+ * include/uapi/nvx/pool.h.
+ */
+int nvx_pool_ioc_grant(struct nvx_ucmd *ucmd)
+{
+	struct nvx_grant_create *req = ucmd->arg;
+	unsigned long nr, i;
+	struct nvx_grant *g;
+	struct file *gfile;
+	int ret, fd, nid;
+	long dirty = 0;
+	u64 bytes;
+
+	if (req->flags & ~NVX_GRANT_FLAGS || req->reserved)
+		return -EINVAL;
+	if ((req->flags & NVX_GRANT_WAIT) && (req->flags & NVX_GRANT_CLEAN_ONLY))
+		return -EINVAL;
+	if (req->node != NVX_NODE_ANY && !nvx_node_valid(req->node))
+		return -EINVAL;
+	ret = nvx_bytes_to_pieces(req->bytes, &nr);
+	if (ret)
+		return ret;
+	bytes = (u64)nr * NVX_PIECE_BYTES;
+	if (grant_max_bytes && bytes > grant_max_bytes)
+		return -EFBIG;
+	/* never more than the whole pool: bounds the allocations below */
+	if (nr > nvx_pool_total_pieces()) {
+		atomic64_inc(&nvx_pool.grant_failures);
+		return -ENOSPC;
+	}
+
+	g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
+	if (!g)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&g->chunks);
+	if (!capable(CAP_IPC_LOCK)) {
+		ret = nvx_account(current_user(), bytes >> PAGE_SHIFT);
+		if (ret)
+			goto err_free;
+		g->user = get_uid(current_user());
+		g->accounted = bytes >> PAGE_SHIFT;
+	}
+	g->pieces = kvmalloc_array(nr, sizeof(*g->pieces),
+				   GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!g->pieces) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+
+	if (req->node != NVX_NODE_ANY)
+		dirty = nvx_grant_fill(g, req->node, nr, req->flags);
+	else
+		dirty = nvx_grant_fill_any(g, nr, req->flags);
+	if (dirty < 0) {
+		ret = dirty;
+		if (ret == -ENOSPC || ret == -EAGAIN)
+			atomic64_inc(&nvx_pool.grant_failures);
+		goto err_free;
+	}
+	nid = list_first_entry(&g->chunks, struct nvx_chunk, list)->nid;
+	g->nid = nid;
+
+	/* dirty pieces taken on the caller's path are zeroed here */
+	for (i = nr - dirty; i < nr; i++) {
+		nvx_piece_zero(g->pieces[i]);
+		atomic64_add(NVX_PIECE_BYTES, &nvx_pool.sync_zeroed_bytes);
+	}
+
+	/*
+	 * An inode of its own, with the grant's size: the fault path maps a
+	 * PMD only below i_size (and fstat() shows the size).
+	 */
+	gfile = anon_inode_create_getfile("[nvx-grant]", &nvx_grant_fops, g,
+					  O_RDWR, NULL);
+	if (IS_ERR(gfile)) {
+		ret = PTR_ERR(gfile);
+		goto err_free;
+	}
+	i_size_write(file_inode(gfile), bytes);
+	/* from here on the file owns the grant: its release frees it */
+	atomic64_inc(&nvx_pool.grants_live);
+	fd = nvx_ucmd_fd(ucmd, gfile,
+			 req->flags & NVX_GRANT_CLOEXEC ? O_CLOEXEC : 0);
+	if (fd < 0)
+		return fd;
+	atomic64_inc(&nvx_pool.grants);
+	trace_nvx_grant(nid, bytes, dirty * NVX_PIECE_BYTES);
+	req->fd = fd;
+	req->granted = bytes;
+	return 0;
+
+err_free:
+	nvx_grant_free(g);
+	return ret;
+}

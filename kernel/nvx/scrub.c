@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx pool scrubber: a kthread at the lowest priority that zeroes the
+ * chunks grants returned and makes them clean again.
+ *
+ * A chunk whose pages someone else still references (a long-term pin,
+ * a pipe buffer) is left on its node's pinned list until the reference
+ * goes; the scrubber looks at those once a second. A large chunk with a
+ * pinned piece is split so that the rest can be zeroed.
+ */
+#include <linux/delay.h>
+#include <linux/highmem.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "pool.h"
+#include <trace/events/nvx_pool.h>
+
+static uint scrub_rate_mbps;
+module_param(scrub_rate_mbps, uint, 0644);
+MODULE_PARM_DESC(scrub_rate_mbps,
+		 "scrubber rate limit in MiB/s (0: as fast as it can, at the lowest priority)");
+
+/*
+ * Take one dirty chunk, from any node, off its list for the scrubber; it
+ * counts as scrubbing until nvx_scrub_done() or nvx_scrub_pinned().
+ */
+static struct nvx_chunk *nvx_scrub_take(void)
+{
+	struct nvx_chunk *c;
+	int nid;
+
+	for_each_online_node(nid) {
+		struct nvx_pool_node *n = nvx_node(nid);
+
+		spin_lock(&n->lock);
+		c = list_first_entry_or_null(&n->dirty, struct nvx_chunk, list);
+		if (c) {
+			list_del(&c->list);
+			n->nr_dirty -= c->nr;
+			n->nr_scrubbing += c->nr;
+			spin_unlock(&n->lock);
+			return c;
+		}
+		spin_unlock(&n->lock);
+	}
+	return NULL;
+}
+
+/* A chunk the scrubber took goes back on the pinned or the dirty list. */
+static void nvx_scrub_putback(struct nvx_chunk *c, bool pinned)
+{
+	struct nvx_pool_node *n = nvx_node(c->nid);
+
+	spin_lock(&n->lock);
+	n->nr_scrubbing -= c->nr;
+	if (pinned) {
+		list_add_tail(&c->list, &n->pinned);
+		n->nr_pinned += c->nr;
+	} else {
+		list_add_tail(&c->list, &n->dirty);
+		n->nr_dirty += c->nr;
+	}
+	spin_unlock(&n->lock);
+}
+
+/*
+ * Put back a chunk the scrubber holds: dirty when nobody else references
+ * it, pinned when someone does. A pinned chunk of several pieces is split
+ * into one-piece chunks first, so that one pinned page holds back 2 MiB,
+ * not the whole chunk; without memory for the descriptors it goes back
+ * whole.
+ */
+static void nvx_scrub_sort(struct nvx_chunk *c)
+{
+	struct nvx_pool_node *n = nvx_node(c->nid);
+	struct nvx_chunk *p, *tmp;
+	LIST_HEAD(pieces);
+	unsigned long i;
+
+	if (c->nr == 1 || !nvx_chunk_busy(c)) {
+		nvx_scrub_putback(c, nvx_chunk_busy(c));
+		return;
+	}
+	for (i = 1; i < c->nr; i++) {
+		p = kzalloc(sizeof(*p), GFP_KERNEL);
+		if (!p)
+			break;
+		list_add_tail(&p->list, &pieces);
+	}
+	if (i < c->nr) {
+		list_for_each_entry_safe(p, tmp, &pieces, list)
+			kfree(p);
+		nvx_scrub_putback(c, true);
+		return;
+	}
+	/* @c keeps its first piece, each descriptor takes one from the end */
+	spin_lock(&n->lock);
+	list_for_each_entry(p, &pieces, list)
+		nvx_chunk_split(c, c->nr - 1, p);
+	spin_unlock(&n->lock);
+	list_add(&c->list, &pieces);
+	list_for_each_entry_safe(p, tmp, &pieces, list) {
+		list_del(&p->list);
+		nvx_scrub_putback(p, nvx_chunk_busy(p));
+	}
+}
+
+/* Look at the pinned chunks again, outside the lock; free ones go dirty. */
+static void nvx_scrub_recheck_pinned(void)
+{
+	struct nvx_chunk *c, *tmp;
+	int nid;
+
+	for_each_online_node(nid) {
+		struct nvx_pool_node *n = nvx_node(nid);
+		LIST_HEAD(list);
+
+		spin_lock(&n->lock);
+		list_splice_init(&n->pinned, &list);
+		n->nr_scrubbing += n->nr_pinned;
+		n->nr_pinned = 0;
+		spin_unlock(&n->lock);
+		list_for_each_entry_safe(c, tmp, &list, list) {
+			list_del(&c->list);
+			nvx_scrub_sort(c);
+			cond_resched();
+		}
+	}
+}
+
+static bool nvx_pool_has_pinned(void)
+{
+	int nid;
+
+	for_each_online_node(nid)
+		if (READ_ONCE(nvx_node(nid)->nr_pinned))
+			return true;
+	return false;
+}
+
+/**
+ * nvx_scrubber() - the scrubber thread
+ * @unused: unused.
+ *
+ * Zeroes returned chunks nobody else references, at the lowest priority
+ * and within scrub_rate_mbps, until kthread_stop().
+ *
+ * Return: 0.
+ */
+int nvx_scrubber(void *unused)
+{
+	set_user_nice(current, MAX_NICE);
+	while (!kthread_should_stop()) {
+		struct nvx_pool_node *n;
+		struct nvx_chunk *c;
+		int seen = atomic_read(&nvx_pool.returns);
+		u64 t0, ns, bytes;
+		uint rate;
+
+		c = nvx_scrub_take();
+		if (!c) {
+			/*
+			 * Nothing to do, or only chunks still pinned by
+			 * someone: look again when a grant returns memory,
+			 * or in a second.
+			 */
+			wait_event_interruptible_timeout(nvx_pool.scrub_wq,
+							 kthread_should_stop() ||
+							 atomic_read(&nvx_pool.returns) != seen,
+							 HZ);
+			if (nvx_pool_has_pinned())
+				nvx_scrub_recheck_pinned();
+			continue;
+		}
+		if (nvx_chunk_busy(c)) {
+			nvx_scrub_sort(c);
+			continue;
+		}
+		t0 = ktime_get_ns();
+		nvx_chunk_zero(c);
+		ns = ktime_get_ns() - t0;
+
+		n = nvx_node(c->nid);
+		bytes = (u64)c->nr * NVX_PIECE_BYTES;
+		trace_nvx_scrub(c->nid, bytes, ns);
+		spin_lock(&n->lock);
+		list_add_tail(&c->list, &n->clean);
+		n->nr_scrubbing -= c->nr;
+		n->nr_clean += c->nr;
+		spin_unlock(&n->lock);
+		atomic64_add(bytes, &nvx_pool.scrubbed_bytes);
+		atomic64_add(ns, &nvx_pool.scrub_ns);
+		wake_up_all(&nvx_pool.clean_wq);
+
+		rate = READ_ONCE(scrub_rate_mbps);
+		if (rate) {
+			u64 want = div64_u64(bytes * NSEC_PER_SEC,
+					     (u64)rate << 20);
+
+			if (want > ns)
+				schedule_timeout_interruptible(nsecs_to_jiffies(want - ns) ?: 1);
+		}
+		cond_resched();
+	}
+	return 0;
+}

@@ -1,0 +1,898 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx light user VMs: the in-kernel PMIO fast path.
+ *
+ * A user VM is a KVM VM whose RAM is one pool grant at GPA 0. Attaching
+ * it to an endpoint makes a channel: a kvm_io_device on the VM's PIO bus
+ * claims NVX_UVM_PORT_DOORBELL, so a guest's doorbell write is handled
+ * here, in the vCPU thread's exit path, and never reaches the VMM. The
+ * doorbell moves the guest's new submission entries (64-byte messages,
+ * scatter/gather lists checked against guest RAM) into slots that the
+ * endpoint queues for its system process. The system process receives a
+ * message (PUSH data copied straight from guest memory into its buffer)
+ * and replies (PULL data copied straight into guest memory); the reply
+ * becomes a completion in the guest's ring, the credits counter in the
+ * guest's control page goes up, and a halted guest is woken through its
+ * irqfd.
+ *
+ * Guest memory is reached through the grant's pages (direct map), never
+ * through the VMM's mapping: the checks are against the grant's size and
+ * a hostile VMM cannot redirect them.
+ *
+ * Locking: chan->lock (mutex) serialises a channel's rings, slots and
+ * state; ep->lock (spinlock) the endpoint's queues and VM table; the
+ * order is chan->lock, then ep->lock. The doorbell runs inside KVM's SRCU
+ * read side, so the io device is unregistered before chan->lock is taken
+ * on detach (unregistering waits for SRCU readers).
+ *
+ * Lifetimes: a channel is kref-counted (its fd, RECV/REPLY in progress,
+ * an endpoint being released); it holds the KVM VM, the grant file, the
+ * irqfd's eventfd and the endpoint (kref, not the file: closing the
+ * endpoint's file is how a system process goes away).
+ */
+#include <linux/anon_inodes.h>
+#include <linux/debugfs.h>
+#include <linux/file.h>
+#include <linux/highmem.h>
+#include <linux/idr.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/nvx_grant.h>
+#include <linux/random.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "uvm.h"
+
+#define CREATE_TRACE_POINTS
+#include <trace/events/nvx_uvm.h>
+
+/*
+ * Channels by VM, so that a VM gets at most one, and VM ids, allocated
+ * cyclically so that a stale cookie or notice never names a newer VM.
+ */
+static DEFINE_MUTEX(nvx_uvm_chans_lock);
+static LIST_HEAD(nvx_uvm_chans);
+static DEFINE_IDR(nvx_uvm_vm_idr);
+
+/* ------------------------------------------------------ guest memory --- */
+
+static bool nvx_uvm_range_ok(const struct nvx_uvm_chan *ch, u64 gpa, u64 len)
+{
+	return gpa < ch->mem_size && len <= ch->mem_size - gpa;
+}
+
+static struct page *nvx_uvm_page(struct nvx_uvm_chan *ch, u64 gpa)
+{
+	return nvx_grant_page(ch->grant, gpa >> PAGE_SHIFT);
+}
+
+/**
+ * nvx_uvm_copy() - copy between a checked guest range and a kernel buffer
+ * @ch: the channel.
+ * @gpa: guest-physical address, inside guest RAM with @len.
+ * @buf: the kernel buffer.
+ * @len: bytes.
+ * @to_guest: direction.
+ */
+void nvx_uvm_copy(struct nvx_uvm_chan *ch, u64 gpa, void *buf, size_t len,
+		  bool to_guest)
+{
+	while (len) {
+		size_t off = offset_in_page(gpa);
+		size_t n = min_t(size_t, len, PAGE_SIZE - off);
+		void *va = kmap_local_page(nvx_uvm_page(ch, gpa));
+
+		if (to_guest)
+			memcpy(va + off, buf, n);
+		else
+			memcpy(buf, va + off, n);
+		kunmap_local(va);
+		gpa += n;
+		buf += n;
+		len -= n;
+	}
+}
+
+/*
+ * Copy between a checked guest range and user memory; returns the bytes
+ * copied (short on a fault).
+ */
+static size_t nvx_uvm_copy_user(struct nvx_uvm_chan *ch, u64 gpa,
+				void __user *ubuf, size_t len, bool to_guest)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		size_t off = offset_in_page(gpa);
+		size_t n = min_t(size_t, len - done, PAGE_SIZE - off);
+		void *va = kmap_local_page(nvx_uvm_page(ch, gpa));
+		size_t left;
+
+		if (to_guest)
+			left = copy_from_user(va + off, ubuf + done, n);
+		else
+			left = copy_to_user(ubuf + done, va + off, n);
+		kunmap_local(va);
+		done += n - left;
+		if (left)
+			break;
+		gpa += n;
+	}
+	return done;
+}
+
+/**
+ * nvx_uvm_sg_user() - move bytes between a slot's segments and user memory
+ * @ch: the channel.
+ * @sg: the segments, checked against guest RAM.
+ * @nr: number of segments.
+ * @ubuf: the user buffer.
+ * @len: at most this many bytes.
+ * @to_guest: direction.
+ *
+ * Return: the bytes moved, or -EFAULT when nothing could be.
+ */
+long nvx_uvm_sg_user(struct nvx_uvm_chan *ch, const struct nvx_uvm_sg *sg,
+		     u32 nr, void __user *ubuf, u32 len, bool to_guest)
+{
+	u32 i, done = 0;
+
+	for (i = 0; i < nr && done < len; i++) {
+		u32 n = min(len - done, sg[i].len);
+		size_t got = nvx_uvm_copy_user(ch, sg[i].gpa, ubuf + done,
+					       n, to_guest);
+
+		done += got;
+		if (got < n)
+			return -EFAULT;
+	}
+	return done;
+}
+
+static void nvx_uvm_chan_free(struct kref *ref)
+{
+	struct nvx_uvm_chan *ch = container_of(ref, struct nvx_uvm_chan, ref);
+
+	if (ch->irq)
+		eventfd_ctx_put(ch->irq);
+	if (ch->irq_file)
+		fput(ch->irq_file);
+	if (ch->grant_file)
+		fput(ch->grant_file);
+	if (ch->kvm)
+		kvm_put_kvm(ch->kvm);
+	if (ch->ep)
+		kref_put(&ch->ep->ref, nvx_uvm_ep_free);
+	if (ch->vm_id) {
+		mutex_lock(&nvx_uvm_chans_lock);
+		idr_remove(&nvx_uvm_vm_idr, ch->vm_id);
+		mutex_unlock(&nvx_uvm_chans_lock);
+	}
+	kfree(ch->gone);
+	kvfree(ch->slots);
+	kfree(ch->free);
+	kfree(ch);
+}
+
+/**
+ * nvx_uvm_chan_put() - drop a reference on a channel
+ * @ch: the channel.
+ */
+void nvx_uvm_chan_put(struct nvx_uvm_chan *ch)
+{
+	kref_put(&ch->ref, nvx_uvm_chan_free);
+}
+
+/**
+ * nvx_uvm_chan_find() - the channel of a VM attached to an endpoint
+ * @ep: the endpoint.
+ * @vm_id: the VM's id.
+ *
+ * Return: the channel with a reference (nvx_uvm_chan_put() it), or NULL
+ * when no VM of that id is attached to @ep now.
+ */
+struct nvx_uvm_chan *nvx_uvm_chan_find(struct nvx_uvm_ep *ep, u32 vm_id)
+{
+	struct nvx_uvm_chan *ch;
+	bool ok;
+
+	mutex_lock(&nvx_uvm_chans_lock);
+	ch = idr_find(&nvx_uvm_vm_idr, vm_id);
+	if (ch && !kref_get_unless_zero(&ch->ref))
+		ch = NULL;
+	mutex_unlock(&nvx_uvm_chans_lock);
+	if (!ch)
+		return NULL;
+	spin_lock(&ep->lock);
+	ok = ch->ep == ep && ep->vms[ch->ep_idx] == ch;
+	spin_unlock(&ep->lock);
+	if (!ok) {
+		nvx_uvm_chan_put(ch);
+		return NULL;
+	}
+	return ch;
+}
+
+/**
+ * nvx_uvm_signal() - signal a VM's irqfd, if it has one
+ * @ch: the channel.
+ */
+void nvx_uvm_signal(struct nvx_uvm_chan *ch)
+{
+	if (ch->irq) {
+		eventfd_signal(ch->irq);
+		ch->irqs++;
+	}
+}
+
+/*
+ * KVM_REQ_VM_DEAD does not wake a halted vCPU, and a VMM may have torn
+ * down its irqfd already (closing the VM fd does). KVM unhalts every
+ * vCPU (as its own PV kick does): the vCPU becomes runnable, and its
+ * next entry sees the VM dead and returns -EIO to the VMM.
+ */
+static void nvx_uvm_unhalt_all(struct kvm *kvm)
+{
+	struct kvm_vcpu *vcpu;
+	unsigned long i;
+
+	kvm_for_each_vcpu(i, vcpu, kvm)
+		kvm_vcpu_unhalt(vcpu);
+}
+
+/**
+ * nvx_uvm_fail() - stop a VM
+ * @ch: its channel; ch->lock held.
+ * @reason: enum nvx_uvm_reason, what stopped it.
+ * @detail: the port, index, address or length that did.
+ *
+ * KVM_RUN fails with -EIO from now on and a halted vCPU is woken to
+ * notice. Only the first reason counts.
+ */
+void nvx_uvm_fail(struct nvx_uvm_chan *ch, u32 reason, u64 detail)
+{
+	lockdep_assert_held(&ch->lock);
+	if (ch->reason)
+		return;
+	ch->reason = reason;
+	ch->detail = detail;
+	trace_nvx_uvm_fail(ch->vm_id, reason, detail);
+	kvm_vm_dead(ch->kvm);
+	nvx_uvm_unhalt_all(ch->kvm);
+	nvx_uvm_signal(ch);
+}
+
+static struct nvx_uvm_slot *nvx_uvm_slot_get(struct nvx_uvm_chan *ch)
+{
+	struct nvx_uvm_slot *s;
+
+	if (!ch->nr_free)
+		return NULL;
+	s = &ch->slots[ch->free[--ch->nr_free]];
+	ch->in_flight++;
+	return s;
+}
+
+/**
+ * nvx_uvm_slot_put() - free a request slot for reuse
+ * @ch: its channel; ch->lock held.
+ * @s: the slot.
+ */
+void nvx_uvm_slot_put(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s)
+{
+	s->state = NVX_UVM_SLOT_FREE;
+	s->gen++;
+	ch->free[ch->nr_free++] = s->idx;
+	ch->in_flight--;
+}
+
+/*
+ * Read and check the submission entry at the head of the ring into @s.
+ * Returns 0 or the reason to stop the VM, with *detail set.
+ */
+static u32 nvx_uvm_take(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s,
+			u64 *detail)
+{
+	u64 gpa = ch->sq_gpa + (u64)(ch->sq_cons & (ch->sq_n - 1)) *
+		  NVX_UVM_MSG_SIZE;
+	struct nvx_uvm_msg *m = &s->msg;
+	u32 dir, i;
+	u64 total = 0;
+
+	nvx_uvm_copy(ch, gpa, m, sizeof(*m), false);
+	dir = m->flags & NVX_UVM_MSGF_ALL;
+	*detail = ch->sq_cons;
+	if (!m->type || m->type > NVX_UVM_MSG_GUEST_MAX ||
+	    m->flags & ~NVX_UVM_MSGF_ALL || dir == NVX_UVM_MSGF_ALL ||
+	    !dir != !m->sg_nr)
+		return NVX_UVM_ERR_MSG;
+	if (m->sg_nr > NVX_UVM_MAX_SG) {
+		*detail = m->sg_nr;
+		return NVX_UVM_ERR_SIZE;
+	}
+	if (m->sg_nr) {
+		*detail = m->sg_gpa;
+		if (!IS_ALIGNED(m->sg_gpa, sizeof(struct nvx_uvm_sg)) ||
+		    !nvx_uvm_range_ok(ch, m->sg_gpa,
+				      (u64)m->sg_nr * sizeof(s->sg[0])))
+			return NVX_UVM_ERR_ADDR;
+		nvx_uvm_copy(ch, m->sg_gpa, s->sg, m->sg_nr * sizeof(s->sg[0]),
+			     false);
+	}
+	for (i = 0; i < m->sg_nr; i++) {
+		const struct nvx_uvm_sg *g = &s->sg[i];
+
+		*detail = g->gpa;
+		if (g->flags)
+			return NVX_UVM_ERR_MSG;
+		total += g->len;
+		if (!g->len || g->len > NVX_UVM_MAX_BULK ||
+		    total > NVX_UVM_MAX_BULK) {
+			*detail = g->len;
+			return NVX_UVM_ERR_SIZE;
+		}
+		if (!nvx_uvm_range_ok(ch, g->gpa, g->len))
+			return NVX_UVM_ERR_ADDR;
+	}
+	s->total = total;
+	s->pushed = 0;
+	m->src_vm = ch->vm_id;
+	m->status = 0;
+	m->bulk_len = 0;
+	return 0;
+}
+
+/*
+ * The doorbell: take every new submission entry and queue it for the
+ * endpoint. Runs in the vCPU thread (fast path) or in the VMM's KICK.
+ */
+static void nvx_uvm_doorbell(struct nvx_uvm_chan *ch)
+{
+	struct nvx_uvm_ctrl *c = ch->ctrl;
+	struct nvx_uvm_ep *ep = ch->ep;
+	LIST_HEAD(batch);
+	struct nvx_uvm_slot *s, *tmp;
+	u32 prod, n, unconsumed, reason = 0, taken = 0;
+	u64 detail = 0;
+
+	mutex_lock(&ch->lock);
+	if (ch->reason)
+		goto out;
+	ch->doorbells++;
+	WRITE_ONCE(c->doorbells, (u32)ch->doorbells);
+	prod = READ_ONCE(c->sq_prod);
+	n = prod - ch->sq_cons;
+	unconsumed = ch->cq_prod - READ_ONCE(c->cq_cons);
+	trace_nvx_uvm_doorbell(ch->vm_id, n);
+	if (n > ch->sq_n) {
+		reason = NVX_UVM_ERR_RING;
+		detail = prod;
+	} else if (unconsumed > ch->cq_n) {
+		reason = NVX_UVM_ERR_RING;
+		detail = ch->cq_prod - unconsumed;
+	}
+	/* the guest's writes to the ring happened before its out */
+	smp_rmb();
+	while (!reason && n--) {
+		if (ch->in_flight + unconsumed >= ch->cq_n) {
+			reason = NVX_UVM_ERR_FLOOD;
+			detail = ch->sq_cons;
+			break;
+		}
+		s = nvx_uvm_slot_get(ch);
+		reason = nvx_uvm_take(ch, s, &detail);
+		if (reason) {
+			nvx_uvm_slot_put(ch, s);
+			break;
+		}
+		s->state = NVX_UVM_SLOT_QUEUED;
+		list_add_tail(&s->node, &batch);
+		ch->sq_cons++;
+		ch->msgs_in++;
+		taken++;
+		trace_nvx_uvm_msg_in(ch->vm_id, s->msg.src_tid, s->msg.type,
+				     s->msg.tag, s->total);
+	}
+	WRITE_ONCE(c->sq_cons, ch->sq_cons);
+
+	spin_lock(&ep->lock);
+	if (ep->dead && !reason) {
+		reason = NVX_UVM_ERR_ENDPOINT;
+		detail = ep->id;
+	}
+	if (!reason) {
+		ep->queued += taken;
+		ep->msgs_in += taken;
+		list_splice_tail_init(&batch, &ep->queue);
+	}
+	spin_unlock(&ep->lock);
+	if (reason) {
+		list_for_each_entry_safe(s, tmp, &batch, node) {
+			list_del(&s->node);
+			nvx_uvm_slot_put(ch, s);
+		}
+		nvx_uvm_fail(ch, reason, detail);
+	} else if (taken) {
+		/* receivers wait exclusively: one per message */
+		wake_up_nr(&ep->wq, taken);
+	}
+out:
+	mutex_unlock(&ch->lock);
+}
+
+/*
+ * A guest's write to a port of the channel, from the vCPU's exit path
+ * (fast path) or passed on by the VMM (KICK): the doorbell, or a port
+ * nobody owns, which stops the VM.
+ */
+static void nvx_uvm_port_write(struct nvx_uvm_chan *ch, u64 port)
+{
+	if (port != NVX_UVM_PORT_DOORBELL) {
+		mutex_lock(&ch->lock);
+		nvx_uvm_fail(ch, NVX_UVM_ERR_PORT, port);
+		mutex_unlock(&ch->lock);
+		return;
+	}
+	nvx_uvm_doorbell(ch);
+}
+
+static int nvx_uvm_iodev_write(struct kvm_vcpu *vcpu,
+			       struct kvm_io_device *dev, gpa_t addr, int len,
+			       const void *val)
+{
+	nvx_uvm_port_write(container_of(dev, struct nvx_uvm_chan, iodev),
+			   addr);
+	return 0;
+}
+
+/* No destructor: the channel owns the device and frees it with itself. */
+static const struct kvm_io_device_ops nvx_uvm_iodev_ops = {
+	.write = nvx_uvm_iodev_write,
+};
+
+/*
+ * Detach from the endpoint: drop queued requests and, when @notify, leave
+ * the VM_GONE notice for the system process.
+ */
+static void nvx_uvm_detach(struct nvx_uvm_chan *ch, bool notify)
+{
+	struct nvx_uvm_ep *ep = ch->ep;
+	struct nvx_uvm_slot *s, *tmp;
+
+	lockdep_assert_held(&ch->lock);
+	spin_lock(&ep->lock);
+	list_for_each_entry_safe(s, tmp, &ep->queue, node) {
+		if (s->ch != ch)
+			continue;
+		list_del(&s->node);
+		ep->queued--;
+		nvx_uvm_slot_put(ch, s);
+	}
+	ep->taken -= ch->taken;
+	ep->vms[ch->ep_idx] = NULL;
+	ep->nr_vms--;
+	ch->detached = true;
+	if (!notify) {
+		spin_unlock(&ep->lock);
+		return;
+	}
+	ch->gone->msg.type = NVX_UVM_MSG_VM_GONE;
+	ch->gone->msg.src_vm = ch->vm_id;
+	ch->gone->msg.status = -(s32)ch->reason;
+	memcpy(ch->gone->msg.payload, &ch->detail, sizeof(ch->detail));
+	list_add_tail(&ch->gone->node, &ep->gone);
+	ep->nr_gone++;
+	ch->gone = NULL;
+	spin_unlock(&ep->lock);
+	wake_up(&ep->wq);
+}
+
+static int nvx_uvm_chan_release(struct inode *inode, struct file *file)
+{
+	struct nvx_uvm_chan *ch = file->private_data;
+
+	/* first: no vCPU is inside the doorbell once this returns */
+	if (ch->registered) {
+		mutex_lock(&ch->kvm->slots_lock);
+		kvm_io_bus_unregister_dev(ch->kvm, KVM_PIO_BUS, &ch->iodev);
+		mutex_unlock(&ch->kvm->slots_lock);
+	}
+	mutex_lock(&nvx_uvm_chans_lock);
+	list_del(&ch->node);
+	mutex_unlock(&nvx_uvm_chans_lock);
+
+	mutex_lock(&ch->lock);
+	if (!ch->reason) {
+		ch->reason = NVX_UVM_DETACHED;
+		trace_nvx_uvm_fail(ch->vm_id, ch->reason, 0);
+	}
+	nvx_uvm_detach(ch, true);
+	mutex_unlock(&ch->lock);
+	nvx_uvm_chan_put(ch);
+	return 0;
+}
+
+static void nvx_uvm_status_fill(struct nvx_uvm_chan *ch,
+				struct nvx_uvm_status *st)
+{
+	mutex_lock(&ch->lock);
+	st->reason = ch->reason;
+	st->detail = ch->detail;
+	st->vm_id = ch->vm_id;
+	st->in_flight = ch->in_flight;
+	st->doorbells = ch->doorbells;
+	st->msgs_in = ch->msgs_in;
+	st->msgs_out = ch->msgs_out;
+	st->bulk_out = ch->bulk_out;
+	st->bulk_in = ch->bulk_in;
+	st->irqs = ch->irqs;
+	mutex_unlock(&ch->lock);
+}
+
+static int nvx_uvm_chan_ioc_status(struct nvx_ucmd *ucmd)
+{
+	struct nvx_uvm_status *st = ucmd->arg;
+
+	if (st->flags)
+		return -EINVAL;
+	nvx_uvm_status_fill(ucmd->file->private_data, st);
+	return 0;
+}
+
+static int nvx_uvm_chan_ioc_kick(struct nvx_ucmd *ucmd)
+{
+	struct nvx_uvm_chan *ch = ucmd->file->private_data;
+	struct nvx_uvm_kick *k = ucmd->arg;
+
+	if (k->flags || k->reserved || !ch->slow)
+		return -EINVAL;
+	nvx_uvm_port_write(ch, k->port);
+	return 0;
+}
+
+static const struct nvx_ioctl_op nvx_uvm_chan_ops[] = {
+	NVX_IOCTL_OP(NVX_IOC_UVM_CHAN_BASE, NVX_UVM_CHAN_IOC_STATUS,
+		     nvx_uvm_chan_ioc_status, struct nvx_uvm_status, irqs, 0),
+	NVX_IOCTL_OP(NVX_IOC_UVM_CHAN_BASE, NVX_UVM_CHAN_IOC_KICK,
+		     nvx_uvm_chan_ioc_kick, struct nvx_uvm_kick, reserved, 0),
+};
+
+static const struct nvx_ioctl_range nvx_uvm_chan_range =
+	NVX_IOCTL_RANGE(NVX_IOC_UVM_CHAN_BASE, nvx_uvm_chan_ops, 0);
+
+static long nvx_uvm_chan_ioctl(struct file *file, unsigned int cmd,
+			       unsigned long arg)
+{
+	return nvx_ioctl_dispatch(file, cmd, arg, &nvx_uvm_chan_range);
+}
+
+/* /proc/PID/fdinfo/N of a channel: its VM, state and counters. */
+static void nvx_uvm_chan_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct nvx_uvm_chan *ch = file->private_data;
+	struct nvx_uvm_status st = {};
+
+	nvx_uvm_status_fill(ch, &st);
+	seq_puts(m, "nvx-object:\tuvm-channel\n");
+	seq_printf(m, "vm_id:\t%u\n", st.vm_id);
+	seq_printf(m, "endpoint:\t%u\n", ch->ep ? ch->ep->id : 0);
+	seq_printf(m, "mem_size:\t%llu\n", ch->mem_size);
+	seq_printf(m, "fast_path:\t%d\n", !ch->slow);
+	seq_printf(m, "reason:\t%u\n", st.reason);
+	seq_printf(m, "in_flight:\t%u\n", st.in_flight);
+	seq_printf(m, "doorbells:\t%llu\n", st.doorbells);
+	seq_printf(m, "msgs_in:\t%llu\n", st.msgs_in);
+	seq_printf(m, "msgs_out:\t%llu\n", st.msgs_out);
+	seq_printf(m, "irqs:\t%llu\n", st.irqs);
+}
+
+static const struct file_operations nvx_uvm_chan_fops = {
+	.owner = THIS_MODULE,
+	.show_fdinfo = nvx_uvm_chan_show_fdinfo,
+	.release = nvx_uvm_chan_release,
+	.unlocked_ioctl = nvx_uvm_chan_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static int nvx_uvm_check_attach(struct nvx_uvm_attach *a)
+{
+	if (a->flags & ~NVX_UVM_ATTACH_FLAGS || a->reserved)
+		return -EINVAL;
+	a->sq_entries = a->sq_entries ?: NVX_UVM_DEF_ENTRIES;
+	a->cq_entries = a->cq_entries ?: NVX_UVM_DEF_ENTRIES;
+	if (!is_power_of_2(a->sq_entries) ||
+	    a->sq_entries > NVX_UVM_MAX_ENTRIES ||
+	    !is_power_of_2(a->cq_entries) ||
+	    a->cq_entries > NVX_UVM_MAX_ENTRIES)
+		return -EINVAL;
+	if (!PAGE_ALIGNED(a->ctrl_gpa) ||
+	    !IS_ALIGNED(a->sq_gpa, NVX_UVM_MSG_SIZE) ||
+	    !IS_ALIGNED(a->cq_gpa, NVX_UVM_MSG_SIZE))
+		return -EINVAL;
+	return 0;
+}
+
+static bool nvx_uvm_overlap(u64 a, u64 alen, u64 b, u64 blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+/* Place the control page and rings in guest RAM; ch->mem_size is set. */
+static int nvx_uvm_place(struct nvx_uvm_chan *ch,
+			 const struct nvx_uvm_attach *a)
+{
+	u64 sql = (u64)a->sq_entries * NVX_UVM_MSG_SIZE;
+	u64 cql = (u64)a->cq_entries * NVX_UVM_MSG_SIZE;
+
+	if (!nvx_uvm_range_ok(ch, a->ctrl_gpa, PAGE_SIZE) ||
+	    !nvx_uvm_range_ok(ch, a->sq_gpa, sql) ||
+	    !nvx_uvm_range_ok(ch, a->cq_gpa, cql))
+		return -ENOSPC;
+	if (nvx_uvm_overlap(a->ctrl_gpa, PAGE_SIZE, a->sq_gpa, sql) ||
+	    nvx_uvm_overlap(a->ctrl_gpa, PAGE_SIZE, a->cq_gpa, cql) ||
+	    nvx_uvm_overlap(a->sq_gpa, sql, a->cq_gpa, cql))
+		return -EINVAL;
+	return 0;
+}
+
+/* Take the KVM VM of @fd; one channel per VM. */
+static int nvx_uvm_get_kvm(struct nvx_uvm_chan *ch, int fd)
+{
+	struct nvx_uvm_chan *o;
+	struct file *f;
+	int ret = 0;
+
+	f = fget(fd);
+	if (!f)
+		return -EBADF;
+	if (!file_is_kvm(f)) {
+		fput(f);
+		return -EINVAL;
+	}
+	mutex_lock(&nvx_uvm_chans_lock);
+	list_for_each_entry(o, &nvx_uvm_chans, node) {
+		if (o->kvm == f->private_data) {
+			ret = -EBUSY;
+			break;
+		}
+	}
+	if (!ret) {
+		ch->kvm = f->private_data;
+		kvm_get_kvm(ch->kvm);
+		list_add(&ch->node, &nvx_uvm_chans);
+	}
+	mutex_unlock(&nvx_uvm_chans_lock);
+	fput(f);
+	return ret;
+}
+
+/* Take a reference on the endpoint of @fd and join its table. */
+static int nvx_uvm_join(struct nvx_uvm_chan *ch, int fd)
+{
+	struct nvx_uvm_ep *ep;
+	struct file *f;
+	u32 i;
+	int ret = 0;
+
+	f = fget(fd);
+	if (!f)
+		return -EBADF;
+	if (f->f_op != &nvx_uvm_ep_fops) {
+		fput(f);
+		return -EINVAL;
+	}
+	ep = f->private_data;
+	spin_lock(&ep->lock);
+	if (ep->dead) {
+		ret = -ENXIO;
+	} else if (ep->nr_vms >= ep->max_vms) {
+		ret = -EBUSY;
+	} else {
+		for (i = 0; ep->vms[i]; i++)
+			;
+		ep->vms[i] = ch;
+		ch->ep_idx = i;
+		ep->nr_vms++;
+		ep->attached++;
+		kref_get(&ep->ref);
+		ch->ep = ep;
+	}
+	spin_unlock(&ep->lock);
+	fput(f);
+	return ret;
+}
+
+static void nvx_uvm_init_ctrl(struct nvx_uvm_chan *ch)
+{
+	struct nvx_uvm_ctrl *c = ch->ctrl;
+
+	c->magic = NVX_UVM_CTRL_MAGIC;
+	c->version = NVX_UVM_CTRL_VERSION;
+	c->vm_id = ch->vm_id;
+	c->ctrl_size = sizeof(*c);
+	c->mem_size = ch->mem_size;
+	c->sq_gpa = ch->sq_gpa;
+	c->cq_gpa = ch->cq_gpa;
+	c->sq_entries = ch->sq_n;
+	c->cq_entries = ch->cq_n;
+	get_random_bytes(c->seed, sizeof(c->seed));
+	c->credits = 0;
+	c->flags = 0;
+	c->sq_prod = 0;
+	c->sq_cons = 0;
+	c->cq_prod = 0;
+	c->cq_cons = 0;
+	c->doorbells = 0;
+}
+
+/* NVX_IOC_UVM_ATTACH: a VM's channel to an endpoint, as a new fd */
+static int nvx_uvm_ioc_attach(struct nvx_ucmd *ucmd)
+{
+	struct nvx_uvm_attach *a = ucmd->arg;
+	struct nvx_uvm_chan *ch;
+	u32 i;
+	int ret;
+
+	ret = nvx_uvm_check_attach(a);
+	if (ret)
+		return ret;
+	ch = kzalloc(sizeof(*ch), GFP_KERNEL_ACCOUNT);
+	if (!ch)
+		return -ENOMEM;
+	kref_init(&ch->ref);
+	mutex_init(&ch->lock);
+	INIT_LIST_HEAD(&ch->node);
+	ch->sq_n = a->sq_entries;
+	ch->cq_n = a->cq_entries;
+	ch->sq_gpa = a->sq_gpa;
+	ch->cq_gpa = a->cq_gpa;
+	ch->slow = a->flags & NVX_UVM_ATTACH_SLOW;
+
+	ch->grant = nvx_grant_fget(a->grant_fd, &ch->grant_file);
+	if (IS_ERR(ch->grant)) {
+		ret = PTR_ERR(ch->grant);
+		ch->grant = NULL;
+		ch->grant_file = NULL;
+		goto err;
+	}
+	ch->mem_size = nvx_grant_bytes(ch->grant);
+	ret = nvx_uvm_place(ch, a);
+	if (ret)
+		goto err;
+	if (a->irq_fd != -1) {
+		/*
+		 * Hold the file, not only the context: KVM's irqfd goes away
+		 * when the eventfd file is released, and a stopped VM's
+		 * halted vCPU is woken through it.
+		 */
+		ch->irq_file = fget(a->irq_fd);
+		ret = -EBADF;
+		if (!ch->irq_file)
+			goto err;
+		ch->irq = eventfd_ctx_fileget(ch->irq_file);
+		if (IS_ERR(ch->irq)) {
+			ret = PTR_ERR(ch->irq);
+			ch->irq = NULL;
+			goto err;
+		}
+	}
+	ret = -ENOMEM;
+	ch->slots = kvcalloc(ch->cq_n, sizeof(*ch->slots), GFP_KERNEL_ACCOUNT);
+	ch->free = kcalloc(ch->cq_n, sizeof(*ch->free), GFP_KERNEL_ACCOUNT);
+	ch->gone = kzalloc(sizeof(*ch->gone), GFP_KERNEL_ACCOUNT);
+	if (!ch->slots || !ch->free || !ch->gone)
+		goto err;
+	for (i = 0; i < ch->cq_n; i++) {
+		ch->slots[i].idx = i;
+		ch->slots[i].ch = ch;
+		ch->free[i] = ch->cq_n - 1 - i;
+	}
+	ch->nr_free = ch->cq_n;
+	mutex_lock(&nvx_uvm_chans_lock);
+	ret = idr_alloc_cyclic(&nvx_uvm_vm_idr, ch, 1, INT_MAX, GFP_KERNEL);
+	mutex_unlock(&nvx_uvm_chans_lock);
+	if (ret < 0)
+		goto err;
+	ch->vm_id = ret;
+	ch->ctrl = page_address(nvx_uvm_page(ch, a->ctrl_gpa));
+
+	ret = nvx_uvm_get_kvm(ch, a->vm_fd);
+	if (ret)
+		goto err;
+	ret = nvx_uvm_join(ch, a->ep_fd);
+	if (ret)
+		goto err;
+	nvx_uvm_init_ctrl(ch);
+
+	if (!ch->slow) {
+		kvm_iodevice_init(&ch->iodev, &nvx_uvm_iodev_ops);
+		mutex_lock(&ch->kvm->slots_lock);
+		ret = kvm_io_bus_register_dev(ch->kvm, KVM_PIO_BUS,
+					      NVX_UVM_PORT_DOORBELL, 4,
+					      &ch->iodev);
+		mutex_unlock(&ch->kvm->slots_lock);
+		if (ret)
+			goto err_detach;
+		ch->registered = true;
+	}
+	ret = nvx_anon_fd(ucmd, "[nvx-uvm]", &nvx_uvm_chan_fops, ch,
+			  a->flags & NVX_UVM_ATTACH_CLOEXEC ? O_CLOEXEC : 0);
+	if (ret < 0)
+		goto err_unregister;
+	a->fd = ret;
+	a->vm_id = ch->vm_id;
+	a->mem_size = ch->mem_size;
+	return 0;
+
+err_unregister:
+	if (ch->registered) {
+		mutex_lock(&ch->kvm->slots_lock);
+		kvm_io_bus_unregister_dev(ch->kvm, KVM_PIO_BUS, &ch->iodev);
+		mutex_unlock(&ch->kvm->slots_lock);
+	}
+err_detach:
+	mutex_lock(&ch->lock);
+	ch->reason = NVX_UVM_DETACHED;
+	nvx_uvm_detach(ch, false);
+	mutex_unlock(&ch->lock);
+err:
+	mutex_lock(&nvx_uvm_chans_lock);
+	list_del(&ch->node);
+	mutex_unlock(&nvx_uvm_chans_lock);
+	nvx_uvm_chan_put(ch);
+	return ret;
+}
+
+static const struct nvx_ioctl_op nvx_uvm_ops[] = {
+	NVX_IOCTL_OP(NVX_IOC_UVM_BASE, NVX_IOC_UVM_ENDPOINT,
+		     nvx_uvm_ioc_endpoint, struct nvx_uvm_endpoint, ep_id, 0),
+	NVX_IOCTL_OP(NVX_IOC_UVM_BASE, NVX_IOC_UVM_ATTACH, nvx_uvm_ioc_attach,
+		     struct nvx_uvm_attach, mem_size, 0),
+};
+
+static struct nvx_ioctl_range nvx_uvm_range =
+	NVX_IOCTL_RANGE(NVX_IOC_UVM_BASE, nvx_uvm_ops, NVX_FEAT_UVM);
+
+static int nvx_uvm_stats_show(struct seq_file *m, void *unused)
+{
+	struct nvx_uvm_chan *ch;
+	unsigned int n = 0;
+
+	mutex_lock(&nvx_uvm_chans_lock);
+	list_for_each_entry(ch, &nvx_uvm_chans, node)
+		n++;
+	mutex_unlock(&nvx_uvm_chans_lock);
+	seq_printf(m, "channels %u\n", n);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(nvx_uvm_stats);
+
+static struct dentry *nvx_uvm_debugfs;
+
+static int __init nvx_uvm_init(void)
+{
+	int ret;
+
+	ret = nvx_register_ioctls(&nvx_uvm_range);
+	if (ret)
+		return ret;
+	nvx_uvm_debugfs = debugfs_create_dir("uvm", nvx_debugfs_dir());
+	debugfs_create_file("stats", 0444, nvx_uvm_debugfs, NULL,
+			    &nvx_uvm_stats_fops);
+	return 0;
+}
+
+static void __exit nvx_uvm_exit(void)
+{
+	debugfs_remove_recursive(nvx_uvm_debugfs);
+	nvx_unregister_ioctls(&nvx_uvm_range);
+}
+
+module_init(nvx_uvm_init);
+module_exit(nvx_uvm_exit);
+
+MODULE_DESCRIPTION("nvx: light user VMs with an in-kernel PMIO fast path");
+MODULE_LICENSE("GPL");

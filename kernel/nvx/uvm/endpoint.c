@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx user VMs: the endpoint, a system process's side of its VMs.
+ *
+ * The endpoint's file queues the messages the channels of its VMs take
+ * from their guests; RECV hands the oldest to the system process (PUSH
+ * data copied straight from guest memory), REPLY writes a completion
+ * into the guest's ring (PULL data copied straight into guest memory).
+ * When a VM goes, a VM_GONE notice is queued. Closing the endpoint's
+ * file stops every VM attached to it.
+ */
+#include <linux/anon_inodes.h>
+#include <linux/file.h>
+#include <linux/idr.h>
+#include <linux/poll.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "uvm.h"
+#include <trace/events/nvx_uvm.h>
+
+static DEFINE_IDA(nvx_uvm_ep_ids);
+
+/**
+ * nvx_uvm_ep_free() - free an endpoint (its kref's release)
+ * @ref: &ep->ref.
+ */
+void nvx_uvm_ep_free(struct kref *ref)
+{
+	struct nvx_uvm_ep *ep = container_of(ref, struct nvx_uvm_ep, ref);
+	struct nvx_uvm_gone *g, *tmp;
+
+	list_for_each_entry_safe(g, tmp, &ep->gone, node)
+		kfree(g);
+	ida_free(&nvx_uvm_ep_ids, ep->id);
+	kfree(ep->vms);
+	kfree(ep);
+}
+
+static int nvx_uvm_ep_release(struct inode *inode, struct file *file)
+{
+	struct nvx_uvm_ep *ep = file->private_data;
+	struct nvx_uvm_chan *ch;
+	u32 i;
+
+	/* no VM attaches from now on; stop those attached, one at a time */
+	spin_lock(&ep->lock);
+	ep->dead = true;
+	spin_unlock(&ep->lock);
+	for (i = 0; i < ep->max_vms; i++) {
+		spin_lock(&ep->lock);
+		ch = ep->vms[i];
+		if (ch)
+			kref_get(&ch->ref);
+		spin_unlock(&ep->lock);
+		if (!ch)
+			continue;
+		mutex_lock(&ch->lock);
+		nvx_uvm_fail(ch, NVX_UVM_ERR_ENDPOINT, ep->id);
+		mutex_unlock(&ch->lock);
+		nvx_uvm_chan_put(ch);
+	}
+	kref_put(&ep->ref, nvx_uvm_ep_free);
+	return 0;
+}
+
+static bool nvx_uvm_ep_ready(struct nvx_uvm_ep *ep)
+{
+	return !list_empty(&ep->queue) || !list_empty(&ep->gone);
+}
+
+static __poll_t nvx_uvm_ep_poll(struct file *file, poll_table *wait)
+{
+	struct nvx_uvm_ep *ep = file->private_data;
+	__poll_t mask = 0;
+
+	poll_wait(file, &ep->wq, wait);
+	spin_lock(&ep->lock);
+	if (nvx_uvm_ep_ready(ep))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	spin_unlock(&ep->lock);
+	return mask;
+}
+
+/*
+ * ep->lock held: the next message, or false. A slot's segments are
+ * copied into @sg while it is still QUEUED: once TAKEN, a REPLY may free
+ * it at any time.
+ */
+static bool nvx_uvm_ep_pop(struct nvx_uvm_ep *ep, struct nvx_uvm_recv *r,
+			   struct nvx_uvm_slot **slot, struct nvx_uvm_sg *sg)
+{
+	struct nvx_uvm_gone *g;
+	struct nvx_uvm_slot *s;
+
+	*slot = NULL;
+	g = list_first_entry_or_null(&ep->gone, struct nvx_uvm_gone, node);
+	if (g) {
+		list_del(&g->node);
+		ep->nr_gone--;
+		r->msg = g->msg;
+		r->cookie = 0;
+		r->data_len = 0;
+		kfree(g);
+		return true;
+	}
+	s = list_first_entry_or_null(&ep->queue, struct nvx_uvm_slot, node);
+	if (!s)
+		return false;
+	list_del(&s->node);
+	if (s->msg.flags & NVX_UVM_MSGF_PUSH)
+		memcpy(sg, s->sg, s->msg.sg_nr * sizeof(*sg));
+	s->state = NVX_UVM_SLOT_TAKEN;
+	s->ch->taken++;
+	ep->queued--;
+	ep->taken++;
+	kref_get(&s->ch->ref);
+	r->msg = s->msg;
+	r->cookie = (u64)s->ch->vm_id << 32 | (u32)s->gen << 16 | s->idx;
+	r->data_len = s->total;
+	*slot = s;
+	return true;
+}
+
+static int nvx_uvm_ep_ioc_recv(struct nvx_ucmd *ucmd)
+{
+	struct file *file = ucmd->file;
+	struct nvx_uvm_ep *ep = file->private_data;
+	struct nvx_uvm_recv *r = ucmd->arg;
+	struct nvx_uvm_sg sg[NVX_UVM_MAX_SG];
+	struct nvx_uvm_slot *s;
+	struct nvx_uvm_chan *ch;
+	bool nonblock;
+	long got;
+	u16 gen;
+	int ret;
+
+	if (r->flags & ~NVX_UVM_RECV_FLAGS || r->reserved)
+		return -EINVAL;
+	nonblock = r->flags & NVX_UVM_RECV_NONBLOCK ||
+		   file->f_flags & O_NONBLOCK;
+	for (;;) {
+		spin_lock(&ep->lock);
+		if (nvx_uvm_ep_pop(ep, r, &s, sg))
+			break;
+		spin_unlock(&ep->lock);
+		if (nonblock)
+			return -EAGAIN;
+		ret = wait_event_interruptible_exclusive(ep->wq,
+							 nvx_uvm_ep_ready(ep));
+		if (ret)
+			return ret;
+	}
+	spin_unlock(&ep->lock);
+	if (!s)
+		return 0;
+
+	ch = s->ch;
+	gen = (r->cookie >> 16) & 0xffff;
+	if (r->msg.flags & NVX_UVM_MSGF_PUSH) {
+		/*
+		 * Copy without the channel lock (the system process's page
+		 * faults must not stall the vCPU's doorbell); the grant
+		 * stays while we hold the channel. A REPLY racing with us on
+		 * a guessed cookie may free the slot meanwhile: re-check it
+		 * under the lock before touching it again.
+		 */
+		got = nvx_uvm_sg_user(ch, sg, r->msg.sg_nr,
+				      u64_to_user_ptr(r->buf),
+				      min(r->buf_len, r->data_len), false);
+		mutex_lock(&ch->lock);
+		if (s->state != NVX_UVM_SLOT_TAKEN || s->gen != gen) {
+			got = got < 0 ? got : 0;
+		} else if (got < 0) {
+			/* put it back: the next RECV gets it again */
+			spin_lock(&ep->lock);
+			if (!ch->detached) {
+				s->state = NVX_UVM_SLOT_QUEUED;
+				ch->taken--;
+				ep->taken--;
+				ep->queued++;
+				list_add(&s->node, &ep->queue);
+			}
+			spin_unlock(&ep->lock);
+			wake_up(&ep->wq);
+		} else {
+			s->pushed = got;
+			ch->bulk_out += got;
+			trace_nvx_uvm_bulk(ch->vm_id, true, got);
+		}
+		mutex_unlock(&ch->lock);
+		if (got < 0) {
+			nvx_uvm_chan_put(ch);
+			return -EFAULT;
+		}
+	}
+	nvx_uvm_chan_put(ch);
+	return 0;
+}
+
+/* Write the completion for TAKEN slot @s and free it; ch->lock held. */
+static int nvx_uvm_complete(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s,
+			    const struct nvx_uvm_msg *reply, u32 bulk_len)
+{
+	struct nvx_uvm_ctrl *c = ch->ctrl;
+	struct nvx_uvm_ep *ep = ch->ep;
+	struct nvx_uvm_msg m;
+	u32 unconsumed;
+	u64 gpa;
+
+	unconsumed = ch->cq_prod - READ_ONCE(c->cq_cons);
+	if (unconsumed >= ch->cq_n) {
+		/* cannot happen unless the guest moved cq_cons back */
+		nvx_uvm_fail(ch, NVX_UVM_ERR_RING, ch->cq_prod - unconsumed);
+		return -ESRCH;
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = reply->type;
+	m.flags = s->msg.flags;
+	m.tag = s->msg.tag;
+	m.src_vm = ch->vm_id;
+	m.src_tid = s->msg.src_tid;
+	m.status = reply->status;
+	m.bulk_len = bulk_len;
+	memcpy(m.payload, reply->payload, sizeof(m.payload));
+	gpa = ch->cq_gpa + (u64)(ch->cq_prod & (ch->cq_n - 1)) *
+	      NVX_UVM_MSG_SIZE;
+	nvx_uvm_copy(ch, gpa, &m, sizeof(m), true);
+	/* the entry before the index, the index before the credit */
+	smp_wmb();
+	ch->cq_prod++;
+	WRITE_ONCE(c->cq_prod, ch->cq_prod);
+	atomic_inc((atomic_t *)&c->credits);
+	ch->msgs_out++;
+	trace_nvx_uvm_msg_out(ch->vm_id, m.tag, m.status, bulk_len);
+
+	spin_lock(&ep->lock);
+	ch->taken--;
+	ep->taken--;
+	ep->msgs_out++;
+	spin_unlock(&ep->lock);
+	nvx_uvm_slot_put(ch, s);
+
+	/* pairs with the guest's barrier between WANT_IRQ and its check */
+	smp_mb();
+	trace_nvx_uvm_credit(ch->vm_id, READ_ONCE(c->credits),
+			     READ_ONCE(c->flags) & NVX_UVM_CTRL_WANT_IRQ);
+	if (READ_ONCE(c->flags) & NVX_UVM_CTRL_WANT_IRQ)
+		nvx_uvm_signal(ch);
+	return 0;
+}
+
+static int nvx_uvm_ep_ioc_reply(struct nvx_ucmd *ucmd)
+{
+	struct nvx_uvm_ep *ep = ucmd->file->private_data;
+	struct nvx_uvm_reply *r = ucmd->arg;
+	u32 idx = r->cookie & 0xffff, gen = (r->cookie >> 16) & 0xffff;
+	struct nvx_uvm_chan *ch;
+	struct nvx_uvm_slot *s;
+	long got = 0;
+	int ret;
+
+	if (r->flags || !r->msg.type || r->msg.type > NVX_UVM_MSG_GUEST_MAX)
+		return -EINVAL;
+	ch = nvx_uvm_chan_find(ep, r->cookie >> 32);
+	if (!ch)
+		return -ESRCH;
+	mutex_lock(&ch->lock);
+	ret = -ESRCH;
+	if (ch->reason)
+		goto out;
+	ret = -ENOENT;
+	if (idx >= ch->cq_n)
+		goto out;
+	s = &ch->slots[idx];
+	if (s->state != NVX_UVM_SLOT_TAKEN || s->gen != gen)
+		goto out;
+	ret = -EINVAL;
+	if (r->buf_len && !(s->msg.flags & NVX_UVM_MSGF_PULL))
+		goto out;
+	ret = -EMSGSIZE;
+	if (r->buf_len > s->total)
+		goto out;
+	if (r->buf_len) {
+		got = nvx_uvm_sg_user(ch, s->sg, s->msg.sg_nr,
+				      u64_to_user_ptr(r->buf), r->buf_len, true);
+		ret = -EFAULT;
+		if (got < 0)
+			goto out;
+		ch->bulk_in += got;
+		trace_nvx_uvm_bulk(ch->vm_id, false, got);
+	} else if (s->msg.flags & NVX_UVM_MSGF_PUSH) {
+		got = s->pushed;
+	}
+	ret = nvx_uvm_complete(ch, s, &r->msg, got);
+out:
+	mutex_unlock(&ch->lock);
+	nvx_uvm_chan_put(ch);
+	return ret;
+}
+
+static int nvx_uvm_ep_ioc_stats(struct nvx_ucmd *ucmd)
+{
+	struct nvx_uvm_ep *ep = ucmd->file->private_data;
+	struct nvx_uvm_ep_stats *st = ucmd->arg;
+
+	if (st->flags)
+		return -EINVAL;
+	spin_lock(&ep->lock);
+	st->nr_vms = ep->nr_vms;
+	st->queued = ep->queued;
+	st->taken = ep->taken;
+	st->gone = ep->nr_gone;
+	st->max_vms = ep->max_vms;
+	st->msgs_in = ep->msgs_in;
+	st->msgs_out = ep->msgs_out;
+	st->attached = ep->attached;
+	spin_unlock(&ep->lock);
+	return 0;
+}
+
+static const struct nvx_ioctl_op nvx_uvm_ep_ops[] = {
+	NVX_IOCTL_OP(NVX_IOC_UVM_EP_BASE, NVX_UVM_EP_IOC_RECV,
+		     nvx_uvm_ep_ioc_recv, struct nvx_uvm_recv, msg, 0),
+	NVX_IOCTL_OP(NVX_IOC_UVM_EP_BASE, NVX_UVM_EP_IOC_REPLY,
+		     nvx_uvm_ep_ioc_reply, struct nvx_uvm_reply, msg, 0),
+	NVX_IOCTL_OP(NVX_IOC_UVM_EP_BASE, NVX_UVM_EP_IOC_STATS,
+		     nvx_uvm_ep_ioc_stats, struct nvx_uvm_ep_stats, attached, 0),
+};
+
+static const struct nvx_ioctl_range nvx_uvm_ep_range =
+	NVX_IOCTL_RANGE(NVX_IOC_UVM_EP_BASE, nvx_uvm_ep_ops, 0);
+
+static long nvx_uvm_ep_ioctl(struct file *file, unsigned int cmd,
+			     unsigned long arg)
+{
+	return nvx_ioctl_dispatch(file, cmd, arg, &nvx_uvm_ep_range);
+}
+
+/* /proc/PID/fdinfo/N of an endpoint: its VMs and its queues. */
+static void nvx_uvm_ep_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct nvx_uvm_ep *ep = file->private_data;
+
+	spin_lock(&ep->lock);
+	seq_puts(m, "nvx-object:\tuvm-endpoint\n");
+	seq_printf(m, "ep_id:\t%u\n", ep->id);
+	seq_printf(m, "vms:\t%u\n", ep->nr_vms);
+	seq_printf(m, "max_vms:\t%u\n", ep->max_vms);
+	seq_printf(m, "queued:\t%u\n", ep->queued);
+	seq_printf(m, "taken:\t%u\n", ep->taken);
+	seq_printf(m, "gone:\t%u\n", ep->nr_gone);
+	seq_printf(m, "msgs_in:\t%llu\n", ep->msgs_in);
+	seq_printf(m, "msgs_out:\t%llu\n", ep->msgs_out);
+	seq_printf(m, "attached:\t%llu\n", ep->attached);
+	spin_unlock(&ep->lock);
+}
+
+const struct file_operations nvx_uvm_ep_fops = {
+	.owner = THIS_MODULE,
+	.show_fdinfo = nvx_uvm_ep_show_fdinfo,
+	.release = nvx_uvm_ep_release,
+	.poll = nvx_uvm_ep_poll,
+	.unlocked_ioctl = nvx_uvm_ep_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+/**
+ * nvx_uvm_ioc_endpoint() - NVX_IOC_UVM_ENDPOINT: a new endpoint fd
+ * @ucmd: the call; its argument is a struct nvx_uvm_endpoint.
+ *
+ * Return: 0, -EINVAL, -ENOMEM or -EMFILE.
+ */
+int nvx_uvm_ioc_endpoint(struct nvx_ucmd *ucmd)
+{
+	struct nvx_uvm_endpoint *req = ucmd->arg;
+	struct nvx_uvm_ep *ep;
+	int ret;
+
+	if (req->flags & ~NVX_UVM_EP_FLAGS || req->max_vms > NVX_UVM_MAX_VMS)
+		return -EINVAL;
+	ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
+	if (!ep)
+		return -ENOMEM;
+	kref_init(&ep->ref);
+	spin_lock_init(&ep->lock);
+	init_waitqueue_head(&ep->wq);
+	INIT_LIST_HEAD(&ep->queue);
+	INIT_LIST_HEAD(&ep->gone);
+	ep->max_vms = req->max_vms ?: NVX_UVM_DEF_VMS;
+	ep->vms = kcalloc(ep->max_vms, sizeof(*ep->vms), GFP_KERNEL_ACCOUNT);
+	ret = ida_alloc_min(&nvx_uvm_ep_ids, 1, GFP_KERNEL);
+	if (!ep->vms || ret < 0) {
+		if (ret >= 0)
+			ida_free(&nvx_uvm_ep_ids, ret);
+		kfree(ep->vms);
+		kfree(ep);
+		return ret < 0 ? ret : -ENOMEM;
+	}
+	ep->id = ret;
+	ret = nvx_anon_fd(ucmd, "[nvx-uvm-ep]", &nvx_uvm_ep_fops, ep,
+			  req->flags & NVX_UVM_EP_CLOEXEC ? O_CLOEXEC : 0);
+	if (ret < 0) {
+		kref_put(&ep->ref, nvx_uvm_ep_free);
+		return ret;
+	}
+	req->max_vms = ep->max_vms;
+	req->fd = ret;
+	req->ep_id = ep->id;
+	return 0;
+}

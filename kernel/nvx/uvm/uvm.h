@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nvx user VMs: what chan.c (channels: the doorbell fast path, attach)
+ * and endpoint.c (a system process's endpoint: RECV, REPLY) share.
+ */
+#ifndef _NVX_UVM_H
+#define _NVX_UVM_H
+
+#include <linux/eventfd.h>
+#include <linux/kref.h>
+#include <linux/kvm_host.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/nvx.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <kvm/iodev.h>
+#include <uapi/nvx/uvm.h>
+
+#define NVX_UVM_MSG_SIZE	sizeof(struct nvx_uvm_msg)
+#define NVX_UVM_DEF_VMS		16
+
+enum nvx_uvm_slot_state {
+	NVX_UVM_SLOT_FREE,
+	NVX_UVM_SLOT_QUEUED,	/* on the endpoint's queue */
+	NVX_UVM_SLOT_TAKEN,	/* received, waiting for the reply */
+};
+
+struct nvx_uvm_chan;
+
+/* One request of a guest, from the doorbell to its completion. */
+struct nvx_uvm_slot {
+	struct list_head node;		/* ep->queue while QUEUED */
+	struct nvx_uvm_chan *ch;
+	u16 idx;
+	u16 gen;			/* bumped on every reuse */
+	u8 state;
+	u32 total;			/* bytes the segments cover */
+	u32 pushed;			/* PUSH bytes the receiver took */
+	struct nvx_uvm_msg msg;
+	struct nvx_uvm_sg sg[NVX_UVM_MAX_SG];
+};
+
+/* The VM_GONE notice a channel leaves behind on its endpoint. */
+struct nvx_uvm_gone {
+	struct list_head node;
+	struct nvx_uvm_msg msg;
+};
+
+struct nvx_uvm_ep {
+	struct kref ref;
+	spinlock_t lock;		/* the fields below, the queues */
+	wait_queue_head_t wq;
+	struct list_head queue;		/* QUEUED slots, oldest first */
+	struct list_head gone;		/* struct nvx_uvm_gone */
+	struct nvx_uvm_chan **vms;	/* max_vms entries, NULL = free */
+	u32 id;
+	u32 max_vms;
+	u32 nr_vms;
+	u32 queued;
+	u32 taken;
+	u32 nr_gone;
+	bool dead;			/* its file was released */
+	u64 msgs_in;
+	u64 msgs_out;
+	u64 attached;
+};
+
+struct nvx_uvm_chan {
+	struct kref ref;
+	struct mutex lock;		/* rings, slots, state, counters */
+	struct kvm_io_device iodev;
+	struct list_head node;		/* nvx_uvm_chans */
+	struct kvm *kvm;
+	struct nvx_grant *grant;
+	struct file *grant_file;
+	struct nvx_uvm_ep *ep;
+	struct eventfd_ctx *irq;
+	struct file *irq_file;		/* keeps the VMM's irqfd wired */
+	struct nvx_uvm_ctrl *ctrl;	/* in the direct map */
+	u64 mem_size;
+	u64 sq_gpa;
+	u64 cq_gpa;
+	u32 sq_n;
+	u32 cq_n;
+	u32 sq_cons;			/* ours; the guest's copy is a hint */
+	u32 cq_prod;
+	u32 in_flight;
+	u32 taken;			/* slots TAKEN (for ep->taken) */
+	u32 vm_id;
+	u32 ep_idx;
+	u32 reason;
+	u64 detail;
+	bool slow;
+	bool registered;
+	bool detached;
+	u16 nr_free;
+	u16 *free;
+	struct nvx_uvm_slot *slots;
+	struct nvx_uvm_gone *gone;	/* until queued on the endpoint */
+	u64 doorbells;
+	u64 msgs_in;
+	u64 msgs_out;
+	u64 bulk_out;
+	u64 bulk_in;
+	u64 irqs;
+};
+
+extern const struct file_operations nvx_uvm_ep_fops;
+
+void nvx_uvm_ep_free(struct kref *ref);
+int nvx_uvm_ioc_endpoint(struct nvx_ucmd *ucmd);
+void nvx_uvm_chan_put(struct nvx_uvm_chan *ch);
+struct nvx_uvm_chan *nvx_uvm_chan_find(struct nvx_uvm_ep *ep, u32 vm_id);
+void nvx_uvm_fail(struct nvx_uvm_chan *ch, u32 reason, u64 detail);
+void nvx_uvm_signal(struct nvx_uvm_chan *ch);
+void nvx_uvm_copy(struct nvx_uvm_chan *ch, u64 gpa, void *buf, size_t len,
+		  bool to_guest);
+long nvx_uvm_sg_user(struct nvx_uvm_chan *ch, const struct nvx_uvm_sg *sg,
+		     u32 nr, void __user *ubuf, u32 len, bool to_guest);
+void nvx_uvm_slot_put(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s);
+
+#endif /* _NVX_UVM_H */

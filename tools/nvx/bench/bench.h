@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nvx-bench: one benchmark per file, after
+ * tools/testing/selftests/bpf/bench.c + benchs/. bench.c holds main(),
+ * the table of benchmarks and the helpers they share; a benchmark
+ * defines its handler and usage, declared here, and adds one entry to
+ * nvx_benchs[] in bench.c.
+ *
+ * Every benchmark prints text, or with -j/--json one JSON object whose
+ * top-level numeric "headline" member is its main result.
+ */
+#ifndef _NVX_BENCH_H
+#define _NVX_BENCH_H
+
+#include <stdint.h>
+
+#include "nvxtool.h"
+
+extern const char nvx_bench_grant_usage[];
+extern const char nvx_bench_uvm_usage[];
+extern const char nvx_bench_uintr_usage[];
+extern const char nvx_bench_srq_usage[];
+int cmd_bench_grant(struct nvx_ctx *ctx, int argc, char **argv);
+int cmd_bench_uvm(struct nvx_ctx *ctx, int argc, char **argv);
+int cmd_bench_uintr(struct nvx_ctx *ctx, int argc, char **argv);
+int cmd_bench_srq(struct nvx_ctx *ctx, int argc, char **argv);
+
+/* qsort() order of uint64_t values. */
+int nvx_bench_cmp_u64(const void *a, const void *b);
+/* Sort @v and return the median of its @n values. */
+uint64_t nvx_bench_median(uint64_t *v, unsigned int n);
+/* Of @n sorted values, the one at fraction @p (0.5: the median), in ms. */
+double nvx_bench_pct_ms(const uint64_t *v, unsigned int n, double p);
+/* @num / @den, or NAN unless @den > 0. */
+double nvx_bench_div(double num, double den);
+
+#endif /* _NVX_BENCH_H */

@@ -1,0 +1,1017 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx-bench grant: how long it takes to obtain SIZE of zeroed memory,
+ * mapped, with one byte written in every 4 KiB page: through a grant from
+ * the nvx pool, and through the ways the kernel offers without nvx.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/types.h>
+
+#include <nvx/pool.h>
+
+#include "bench.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
+#endif
+
+/*
+ * The kernel's gup_test debugfs interface (mm/gup_test.h, CONFIG_GUP_TEST),
+ * which has no uapi header. PIN_LONGTERM_BENCHMARK pins the range with
+ * pin_user_pages(gup_flags | FOLL_LONGTERM), nr_pages_per_call pages at a
+ * time, unpins it again, and writes back in @size how much it pinned.
+ */
+#define NVX_GUP_TEST_PATH		"/sys/kernel/debug/gup_test"
+#define NVX_GUP_TEST_MAX_PAGES_TO_DUMP	8
+#define NVX_GUP_FOLL_WRITE		0x01	/* FOLL_WRITE */
+#define NVX_GUP_PAGES_PER_CALL		1024
+
+struct nvx_gup_test {
+	__u64 get_delta_usec;
+	__u64 put_delta_usec;
+	__u64 addr;
+	__u64 size;
+	__u32 nr_pages_per_call;
+	__u32 gup_flags;
+	__u32 test_flags;
+	__u32 which_pages[NVX_GUP_TEST_MAX_PAGES_TO_DUMP];
+};
+
+#define NVX_PIN_LONGTERM_BENCHMARK	_IOWR('g', 3, struct nvx_gup_test)
+
+#define NVX_THP_PATH		"/sys/kernel/mm/transparent_hugepage/enabled"
+#define NVX_PARAM_PATH		"/sys/module/nvx/parameters/"
+
+enum nvx_bench_method {
+	NVX_BM_NVX,
+	NVX_BM_MAP_POPULATE,
+	NVX_BM_MADV_POPULATE_WRITE,
+	NVX_BM_FIRST_TOUCH,
+	NVX_BM_PIN_LONGTERM,
+	NVX_BM_COUNT,
+};
+
+static const char * const nvx_bm_names[NVX_BM_COUNT] = {
+	[NVX_BM_NVX]			= "nvx",
+	[NVX_BM_MAP_POPULATE]		= "map_populate",
+	[NVX_BM_MADV_POPULATE_WRITE]	= "madv_populate_write",
+	[NVX_BM_FIRST_TOUCH]		= "first_touch",
+	[NVX_BM_PIN_LONGTERM]		= "pin_longterm",
+};
+
+#define NVX_BENCH_RUNS		5	/* default runs per method and size */
+#define NVX_BENCH_MAX_RUNS	10000
+#define NVX_BENCH_SIZE		NVX_GIB	/* the size always measured */
+/* waiting for the scrubber: give up after this long without progress */
+#define NVX_BENCH_CLEAN_TIMEOUT	(60 * NVX_NSEC_PER_SEC)
+#define NVX_BENCH_POLL		(10 * NVX_NSEC_PER_MSEC)
+#define NVX_BENCH_SCRUB_POLL	NVX_NSEC_PER_MSEC
+
+/* Without --size: the largest of these that fits is measured beside 1G. */
+static const uint64_t nvx_bench_sizes[] = {
+	NVX_GIB, 2 * NVX_GIB, 4 * NVX_GIB, 8 * NVX_GIB,
+};
+
+/**
+ * struct nvx_bench_size - the results for one size
+ * @bytes: the size.
+ * @median_ns: per method, the median of the runs.
+ * @min_ns: per method, the fastest run.
+ * @setup_ns: median time of an nvx grant mapped with MAP_POPULATE (the
+ *	grant, the mmap and one PMD per 2 MiB), without the writes.
+ * @writes_ns: median time of the writes alone, one byte in every 4 KiB
+ *	page of that populated mapping: what every method pays once its
+ *	memory is mapped.
+ */
+struct nvx_bench_size {
+	uint64_t bytes;
+	uint64_t median_ns[NVX_BM_COUNT];
+	uint64_t min_ns[NVX_BM_COUNT];
+	uint64_t setup_ns;
+	uint64_t writes_ns;
+};
+
+/**
+ * struct nvx_bench - one run of bench grant
+ * @ctx: the command's context; the device is open.
+ * @node: the NUMA node the grants come from, and the pool grows on.
+ * @runs: runs per method and size.
+ * @piece_bytes: the pool's piece size.
+ * @added: bytes the bench has added to the pool on @node so far, to be
+ *	given back at the end.
+ * @gup_fd: /sys/kernel/debug/gup_test, or -1.
+ * @skip: per method, why it is not measured, or NULL.
+ * @samples: @runs times per method, NVX_BM_COUNT * @runs, then @runs
+ *	setup times and @runs write times (see struct nvx_bench_size).
+ * @sizes: the sizes measured, the largest last.
+ * @nr_sizes: number of @sizes.
+ * @nofit: why no larger size is measured, or "".
+ * @clean_again_ns: time from releasing a grant of the largest size until
+ *	the pool held no dirty memory again.
+ * @scrubbed_bytes: growth of the pool's scrubbed_bytes meanwhile.
+ * @scrub_ns: growth of the pool's scrub_ns meanwhile.
+ * @gup_why: room for @skip[NVX_BM_PIN_LONGTERM].
+ * @thp: the transparent hugepage mode ("always", "madvise", "never"),
+ *	or "".
+ * @scrub_rate: the scrub_rate_mbps module parameter (0: no limit).
+ */
+struct nvx_bench {
+	struct nvx_ctx *ctx;
+	uint32_t node;
+	unsigned int runs;
+	uint64_t piece_bytes;
+	uint64_t added;
+	int gup_fd;
+	const char *skip[NVX_BM_COUNT];
+	uint64_t *samples;
+	struct nvx_bench_size sizes[2];
+	unsigned int nr_sizes;
+	char nofit[256];
+	uint64_t clean_again_ns;
+	uint64_t scrubbed_bytes;
+	uint64_t scrub_ns;
+	char gup_why[160];
+	char thp[16];
+	uint64_t scrub_rate;
+};
+
+static atomic_int nvx_bench_signal;
+
+static void nvx_bench_handler(int sig)
+{
+	atomic_store(&nvx_bench_signal, sig);
+}
+
+static bool nvx_bench_stopped(void)
+{
+	return atomic_load(&nvx_bench_signal);
+}
+
+static uint64_t nvx_round_up(uint64_t v, uint64_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+static double nvx_mib_per_s(uint64_t bytes, uint64_t ns)
+{
+	if (!ns)
+		return NAN;
+	return ((double)bytes / NVX_MIB) / ((double)ns / NVX_NSEC_PER_SEC);
+}
+
+/* The first line of a small text file, without its newline. */
+static bool nvx_read_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fgets(buf, size, f);
+	fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = 0;
+	return ok;
+}
+
+static bool nvx_read_u64(const char *path, uint64_t *v)
+{
+	unsigned long long n;
+	char buf[32];
+
+	if (!nvx_read_line(path, buf, sizeof(buf)) ||
+	    nvx_parse_uint(buf, ULLONG_MAX, &n))
+		return false;
+	*v = n;
+	return true;
+}
+
+/* MemAvailable of /proc/meminfo in bytes, or UINT64_MAX when unknown. */
+static uint64_t nvx_mem_available(void)
+{
+	unsigned long long kib;
+	uint64_t ret = UINT64_MAX;
+	char line[128];
+	FILE *f;
+
+	f = fopen("/proc/meminfo", "re");
+	if (!f)
+		return ret;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+			ret = (uint64_t)kib << 10;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Memory in the pool on @node not granted: clean or soon clean. */
+static int nvx_bench_pool_free(struct nvx_bench *b, uint32_t node,
+			       uint64_t *free_bytes)
+{
+	struct nvx_pool_stats s;
+	int ret;
+
+	ret = nvx_pool_stats_get(b->ctx->fd, node, &s);
+	if (ret)
+		return ret;
+	*free_bytes = s.total_bytes > s.granted_bytes ?
+		      s.total_bytes - s.granted_bytes : 0;
+	return 0;
+}
+
+/*
+ * Choose the node: the one this runs on, unless it lacks room for
+ * @bytes and another node has it (the one with the most).
+ */
+static int nvx_bench_pick_node(struct nvx_bench *b, uint32_t nr_nodes,
+			       uint64_t bytes)
+{
+	uint32_t cur = nvx_cpu_node(), n, best = NVX_NODE_ANY;
+	uint32_t first = NVX_NODE_ANY;
+	uint64_t avail, best_avail = 0;
+	bool cur_ok;
+	int err;
+
+	cur_ok = !nvx_bench_pool_free(b, cur, &avail);
+	if (cur_ok && avail >= bytes) {
+		b->node = cur;
+		return NVX_EXIT_OK;
+	}
+	for (n = 0; n < nr_nodes; n++) {
+		err = nvx_bench_pool_free(b, n, &avail);
+		if (err == -EINVAL)
+			continue;
+		if (err) {
+			nvx_err("%s: NVX_IOC_POOL_STATS: %s", b->ctx->path,
+				nvx_pool_strerror(NVX_IOC_POOL_STATS, -err));
+			return NVX_EXIT_FAIL;
+		}
+		if (first == NVX_NODE_ANY)
+			first = n;
+		if (avail >= bytes && avail > best_avail) {
+			best = n;
+			best_avail = avail;
+		}
+	}
+	if (best == NVX_NODE_ANY)
+		best = cur_ok ? cur : first;
+	if (best == NVX_NODE_ANY) {
+		nvx_err("%s: no online NUMA node answers NVX_IOC_POOL_STATS",
+			b->ctx->path);
+		return NVX_EXIT_FAIL;
+	}
+	b->node = best;
+	return NVX_EXIT_OK;
+}
+
+/* Shrink the pool on b->node by @bytes of what the bench added. */
+static int nvx_bench_give_back(struct nvx_bench *b, uint64_t bytes)
+{
+	uint64_t done = 0;
+	int err;
+
+	if (bytes > b->added)
+		bytes = b->added;
+	if (!bytes)
+		return 0;
+	err = nvx_pool_resize(b->ctx->fd, false, b->node, bytes, 0, &done);
+	b->added -= done < bytes ? done : bytes;
+	return err;
+}
+
+/*
+ * Make room for a grant of @bytes on b->node: grow the pool by what it
+ * lacks there, and check that as much anonymous memory is available
+ * besides, for the other methods.
+ * Return: 0 when @bytes fits; 1 when not, with the reason in @why; or
+ * an NVX_EXIT_* status after printing why.
+ */
+static int nvx_bench_make_room(struct nvx_bench *b, uint64_t bytes,
+			       char *why, size_t why_size)
+{
+	char size_s[NVX_FMT_BYTES_LEN], h1[NVX_FMT_BYTES_LEN];
+	char h2[NVX_FMT_BYTES_LEN];
+	uint64_t avail, max, mem, done = 0, grown = 0;
+	int err;
+
+	nvx_fmt_bytes(size_s, sizeof(size_s), bytes);
+	if (nvx_read_u64(NVX_PARAM_PATH "grant_max_bytes", &max) && max &&
+	    bytes > max) {
+		snprintf(why, why_size, "%s is above grant_max_bytes (%s, %s)",
+			 size_s, nvx_fmt_bytes(h1, sizeof(h1), max),
+			 NVX_PARAM_PATH "grant_max_bytes");
+		return 1;
+	}
+
+	err = -nvx_bench_pool_free(b, b->node, &avail);
+	if (err) {
+		nvx_err("%s: NVX_IOC_POOL_STATS: %s", b->ctx->path,
+			nvx_pool_strerror(NVX_IOC_POOL_STATS, err));
+		return NVX_EXIT_FAIL;
+	}
+	if (avail < bytes) {
+		err = -nvx_pool_resize(b->ctx->fd, true, b->node, bytes - avail,
+				       NVX_POOL_CHUNK_SHIFT_MAX,
+				       &done);
+		b->added += done;
+		if (err) {
+			nvx_bench_give_back(b, done);
+			snprintf(why, why_size,
+				 "the pool holds %s free on node %u, and growing it by %s failed: %s",
+				 nvx_fmt_bytes(h1, sizeof(h1), avail), b->node,
+				 nvx_fmt_bytes(h2, sizeof(h2), bytes - avail),
+				 nvx_pool_strerror(NVX_IOC_POOL_GROW, err));
+			return 1;
+		}
+		grown = done;
+	}
+
+	mem = nvx_mem_available();
+	if (mem != UINT64_MAX && mem < bytes + bytes / 8) {
+		nvx_bench_give_back(b, grown);
+		snprintf(why, why_size,
+			 "the other methods need %s of anonymous memory, and only %s is available (MemAvailable) besides the pool",
+			 size_s, nvx_fmt_bytes(h1, sizeof(h1), mem));
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Wait until the pool holds no dirty memory (the scrubber is idle),
+ * polling every @poll_ns; give up after NVX_BENCH_CLEAN_TIMEOUT in which
+ * the dirty memory did not shrink. *@at_ns, if given, is when it was seen
+ * clean.
+ */
+static int nvx_bench_wait_clean(struct nvx_bench *b, uint64_t poll_ns,
+				uint64_t *at_ns)
+{
+	struct timespec ts = {
+		.tv_sec = poll_ns / NVX_NSEC_PER_SEC,
+		.tv_nsec = poll_ns % NVX_NSEC_PER_SEC,
+	};
+	uint64_t now, since = nvx_now_ns(), last = UINT64_MAX;
+	char h[NVX_FMT_BYTES_LEN];
+	struct nvx_pool_stats s;
+	int err;
+
+	for (;;) {
+		err = -nvx_pool_stats_get(b->ctx->fd, NVX_NODE_ANY, &s);
+		now = nvx_now_ns();
+		if (err) {
+			nvx_err("%s: NVX_IOC_POOL_STATS: %s", b->ctx->path,
+				nvx_pool_strerror(NVX_IOC_POOL_STATS, err));
+			return NVX_EXIT_FAIL;
+		}
+		if (!s.dirty_bytes) {
+			if (at_ns)
+				*at_ns = now;
+			return NVX_EXIT_OK;
+		}
+		if (nvx_bench_stopped())
+			return NVX_EXIT_FAIL;
+		if (s.dirty_bytes < last) {
+			last = s.dirty_bytes;
+			since = now;
+		} else if (now - since >= NVX_BENCH_CLEAN_TIMEOUT) {
+			nvx_err("%s: the pool still holds %s of dirty memory, and the scrubber made no progress for 60 s (pinned by someone? see scrub_rate_mbps)",
+				b->ctx->path,
+				nvx_fmt_bytes(h, sizeof(h), s.dirty_bytes));
+			return NVX_EXIT_FAIL;
+		}
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Which methods can run here; the reasons for the others in b->skip. */
+static void nvx_bench_probe(struct nvx_bench *b)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char line[128];
+	void *p;
+
+	p = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED) {
+		if (madvise(p, page, MADV_POPULATE_WRITE))
+			b->skip[NVX_BM_MADV_POPULATE_WRITE] = errno == EINVAL ?
+				"the kernel has no MADV_POPULATE_WRITE (Linux 5.14)" :
+				strerror(errno);
+		munmap(p, page);
+	}
+
+	b->gup_fd = open(NVX_GUP_TEST_PATH, O_RDWR | O_CLOEXEC);
+	if (b->gup_fd < 0) {
+		snprintf(b->gup_why, sizeof(b->gup_why),
+			 "%s: %s (needs CONFIG_GUP_TEST, debugfs mounted, and root)",
+			 NVX_GUP_TEST_PATH, strerror(errno));
+		b->skip[NVX_BM_PIN_LONGTERM] = b->gup_why;
+	}
+
+	/* "always [madvise] never": the mode in brackets */
+	if (nvx_read_line(NVX_THP_PATH, line, sizeof(line))) {
+		char *l = strchr(line, '['), *r = l ? strchr(l, ']') : NULL;
+
+		if (r) {
+			*r = 0;
+			snprintf(b->thp, sizeof(b->thp), "%s", l + 1);
+		}
+	}
+	if (!nvx_read_u64(NVX_PARAM_PATH "scrub_rate_mbps", &b->scrub_rate))
+		b->scrub_rate = 0;
+}
+
+/*
+ * nvx: a grant from the (clean) pool, mapped shared, touched. With
+ * @split, the mapping is populated by mmap (MAP_POPULATE) and @split[0]
+ * gets the time until then, @split[1] the time of the writes.
+ */
+static int nvx_bench_run_nvx(struct nvx_bench *b, uint64_t bytes,
+			     uint64_t *ns, uint64_t *split)
+{
+	int flags = MAP_SHARED | (split ? MAP_POPULATE : 0);
+	char h[NVX_FMT_BYTES_LEN];
+	uint64_t t0, tm, t1;
+	int err, fd;
+	void *p;
+
+	t0 = nvx_now_ns();
+	err = -nvx_grant_new(b->ctx->fd, b->node, bytes, NVX_GRANT_CLOEXEC, &fd);
+	if (err) {
+		nvx_err("%s: nvx: a grant of %s on node %u: %s", b->ctx->path,
+			nvx_fmt_bytes(h, sizeof(h), bytes), b->node,
+			nvx_pool_strerror(NVX_IOC_GRANT, err));
+		return NVX_EXIT_FAIL;
+	}
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags, fd, 0);
+	if (p == MAP_FAILED) {
+		nvx_err("%s: nvx: mmap of a grant of %s: %s", b->ctx->path,
+			nvx_fmt_bytes(h, sizeof(h), bytes), strerror(errno));
+		close(fd);
+		return NVX_EXIT_FAIL;
+	}
+	tm = nvx_now_ns();
+	nvx_touch_pages(p, bytes, false);
+	t1 = nvx_now_ns();
+
+	munmap(p, bytes);
+	close(fd);
+	*ns = t1 - t0;
+	if (split) {
+		split[0] = tm - t0;
+		split[1] = t1 - tm;
+	}
+	return NVX_EXIT_OK;
+}
+
+/* The methods without nvx: anonymous memory, populated one way or another. */
+static int nvx_bench_run_anon(struct nvx_bench *b, enum nvx_bench_method m,
+			      uint64_t bytes, uint64_t *ns)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	const char *name = nvx_bm_names[m];
+	char h[NVX_FMT_BYTES_LEN], h2[NVX_FMT_BYTES_LEN];
+	struct nvx_gup_test gup;
+	uint64_t t0, t1;
+	void *p;
+
+	nvx_fmt_bytes(h, sizeof(h), bytes);
+	if (m == NVX_BM_MAP_POPULATE)
+		flags |= MAP_POPULATE;
+
+	t0 = nvx_now_ns();
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (p == MAP_FAILED) {
+		nvx_err("%s: %s: mmap of %s: %s", b->ctx->path, name, h,
+			strerror(errno));
+		return NVX_EXIT_FAIL;
+	}
+	if (m == NVX_BM_MADV_POPULATE_WRITE &&
+	    madvise(p, bytes, MADV_POPULATE_WRITE)) {
+		nvx_err("%s: %s: madvise(MADV_POPULATE_WRITE) of %s: %s",
+			b->ctx->path, name, h, strerror(errno));
+		munmap(p, bytes);
+		return NVX_EXIT_FAIL;
+	}
+	if (m == NVX_BM_PIN_LONGTERM) {
+		memset(&gup, 0, sizeof(gup));
+		gup.addr = (uintptr_t)p;
+		gup.size = bytes;
+		gup.nr_pages_per_call = NVX_GUP_PAGES_PER_CALL;
+		gup.gup_flags = NVX_GUP_FOLL_WRITE;
+		if (ioctl(b->gup_fd, NVX_PIN_LONGTERM_BENCHMARK, &gup)) {
+			nvx_err("%s: %s: %s PIN_LONGTERM_BENCHMARK of %s: %s",
+				b->ctx->path, name, NVX_GUP_TEST_PATH, h,
+				strerror(errno));
+			munmap(p, bytes);
+			return NVX_EXIT_FAIL;
+		}
+		if (gup.size != bytes) {
+			nvx_err("%s: %s: gup_test pinned only %s of %s",
+				b->ctx->path, name,
+				nvx_fmt_bytes(h2, sizeof(h2), gup.size), h);
+			munmap(p, bytes);
+			return NVX_EXIT_FAIL;
+		}
+	}
+	nvx_touch_pages(p, bytes, false);
+	t1 = nvx_now_ns();
+
+	munmap(p, bytes);
+	*ns = t1 - t0;
+	return NVX_EXIT_OK;
+}
+
+/* b->runs runs of every method at one size, interleaved. */
+static int nvx_bench_measure(struct nvx_bench *b, struct nvx_bench_size *sz)
+{
+	uint64_t *setup = &b->samples[NVX_BM_COUNT * b->runs];
+	uint64_t *writes = setup + b->runs;
+	uint64_t split[2], total;
+	char h[NVX_FMT_BYTES_LEN];
+	unsigned int run, m;
+	uint64_t *v;
+	int ret;
+
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "%s: %s: measuring %s, %u runs...\n",
+			nvx_prog, b->ctx->path,
+			nvx_fmt_bytes(h, sizeof(h), sz->bytes), b->runs);
+	for (run = 0; run < b->runs; run++) {
+		for (m = 0; m < NVX_BM_COUNT; m++) {
+			if (b->skip[m])
+				continue;
+			/* a scrubber at work would disturb any method */
+			ret = nvx_bench_wait_clean(b, NVX_BENCH_POLL, NULL);
+			if (ret)
+				return ret;
+			v = &b->samples[m * b->runs + run];
+			if (m == NVX_BM_NVX)
+				ret = nvx_bench_run_nvx(b, sz->bytes, v, NULL);
+			else
+				ret = nvx_bench_run_anon(b, m, sz->bytes, v);
+			if (ret)
+				return ret;
+			if (nvx_bench_stopped())
+				return NVX_EXIT_FAIL;
+		}
+		/* nvx again, split into its setup and the writes */
+		ret = nvx_bench_wait_clean(b, NVX_BENCH_POLL, NULL);
+		if (ret)
+			return ret;
+		ret = nvx_bench_run_nvx(b, sz->bytes, &total, split);
+		if (ret)
+			return ret;
+		setup[run] = split[0];
+		writes[run] = split[1];
+	}
+	sz->setup_ns = nvx_bench_median(setup, b->runs);
+	sz->writes_ns = nvx_bench_median(writes, b->runs);
+
+	for (m = 0; m < NVX_BM_COUNT; m++) {
+		if (b->skip[m])
+			continue;
+		v = &b->samples[m * b->runs];
+		sz->median_ns[m] = nvx_bench_median(v, b->runs);
+		sz->min_ns[m] = v[0];
+	}
+	return NVX_EXIT_OK;
+}
+
+/*
+ * How fast the scrubber makes a released grant of @bytes clean again:
+ * from the release until the pool holds no dirty memory, and by the
+ * pool's own counters.
+ */
+static int nvx_bench_scrub(struct nvx_bench *b, uint64_t bytes)
+{
+	struct nvx_pool_stats s0, s1;
+	char h[NVX_FMT_BYTES_LEN];
+	uint64_t t0, t1;
+	int ret, err, fd;
+	void *p;
+
+	ret = nvx_bench_wait_clean(b, NVX_BENCH_POLL, NULL);
+	if (ret)
+		return ret;
+	err = -nvx_grant_new(b->ctx->fd, b->node, bytes, NVX_GRANT_CLOEXEC, &fd);
+	if (err) {
+		nvx_err("%s: scrub: a grant of %s on node %u: %s",
+			b->ctx->path, nvx_fmt_bytes(h, sizeof(h), bytes),
+			b->node, nvx_pool_strerror(NVX_IOC_GRANT, err));
+		return NVX_EXIT_FAIL;
+	}
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p != MAP_FAILED) {
+		nvx_touch_pages(p, bytes, false);
+		munmap(p, bytes);
+	}
+	err = -nvx_pool_stats_get(b->ctx->fd, NVX_NODE_ANY, &s0);
+	t0 = nvx_now_ns();
+	close(fd);	/* the last reference: the grant returns as dirty */
+	if (err) {
+		nvx_err("%s: NVX_IOC_POOL_STATS: %s", b->ctx->path,
+			nvx_pool_strerror(NVX_IOC_POOL_STATS, err));
+		return NVX_EXIT_FAIL;
+	}
+	ret = nvx_bench_wait_clean(b, NVX_BENCH_SCRUB_POLL, &t1);
+	if (ret)
+		return ret;
+	err = -nvx_pool_stats_get(b->ctx->fd, NVX_NODE_ANY, &s1);
+	if (err) {
+		nvx_err("%s: NVX_IOC_POOL_STATS: %s", b->ctx->path,
+			nvx_pool_strerror(NVX_IOC_POOL_STATS, err));
+		return NVX_EXIT_FAIL;
+	}
+	b->clean_again_ns = t1 - t0;
+	b->scrubbed_bytes = s1.scrubbed_bytes - s0.scrubbed_bytes;
+	b->scrub_ns = s1.scrub_ns - s0.scrub_ns;
+	return NVX_EXIT_OK;
+}
+
+/* Choose the sizes, make room for them, measure. */
+static int nvx_bench_body(struct nvx_bench *b, uint64_t size,
+			  bool size_given)
+{
+	char why[sizeof(b->nofit) - NVX_FMT_BYTES_LEN - 2];
+	char h[NVX_FMT_BYTES_LEN];
+	unsigned int i;
+	int ret;
+
+	ret = nvx_bench_make_room(b, size, why, sizeof(why));
+	if (ret == 1) {
+		nvx_err("%s: %s does not fit: %s", b->ctx->path,
+			nvx_fmt_bytes(h, sizeof(h), size), why);
+		return NVX_EXIT_FAIL;
+	}
+	if (ret)
+		return ret;
+	b->sizes[0].bytes = size;
+	b->nr_sizes = 1;
+
+	for (i = 0; !size_given && i < NVX_ARRAY_SIZE(nvx_bench_sizes); i++) {
+		uint64_t c = nvx_bench_sizes[i];
+
+		if (c <= size)
+			continue;
+		if (nvx_bench_stopped())
+			return NVX_EXIT_FAIL;
+		ret = nvx_bench_make_room(b, c, why, sizeof(why));
+		if (ret == 1) {
+			snprintf(b->nofit, sizeof(b->nofit), "%s: %s",
+				 nvx_fmt_bytes(h, sizeof(h), c), why);
+			break;
+		}
+		if (ret)
+			return ret;
+		b->sizes[1].bytes = c;
+		b->nr_sizes = 2;
+	}
+
+	for (i = 0; i < b->nr_sizes; i++) {
+		ret = nvx_bench_measure(b, &b->sizes[i]);
+		if (ret)
+			return ret;
+	}
+	return nvx_bench_scrub(b, b->sizes[b->nr_sizes - 1].bytes);
+}
+
+static double nvx_bench_ratio(const struct nvx_bench *b,
+			      const struct nvx_bench_size *sz,
+			      enum nvx_bench_method m)
+{
+	if (b->skip[m] || !sz->median_ns[NVX_BM_NVX])
+		return NAN;
+	return (double)sz->median_ns[m] / (double)sz->median_ns[NVX_BM_NVX];
+}
+
+static void nvx_bench_print_json(struct nvx_bench *b)
+{
+	const struct nvx_bench_size *big = &b->sizes[b->nr_sizes - 1];
+	struct nvx_json *j = &b->ctx->js;
+	unsigned int i, m;
+
+	nvx_json_object_begin(j, NULL);
+	nvx_json_u64(j, "node", b->node);
+	nvx_json_u64(j, "runs", b->runs);
+	nvx_json_str(j, "thp", b->thp[0] ? b->thp : NULL);
+	nvx_json_array_begin(j, "sizes");
+	for (i = 0; i < b->nr_sizes; i++) {
+		const struct nvx_bench_size *sz = &b->sizes[i];
+
+		nvx_json_object_begin(j, NULL);
+		nvx_json_u64(j, "bytes", sz->bytes);
+		nvx_json_object_begin(j, "methods");
+		for (m = 0; m < NVX_BM_COUNT; m++) {
+			if (b->skip[m]) {
+				nvx_json_null(j, nvx_bm_names[m]);
+				continue;
+			}
+			nvx_json_object_begin(j, nvx_bm_names[m]);
+			nvx_json_u64(j, "median_ns", sz->median_ns[m]);
+			nvx_json_u64(j, "min_ns", sz->min_ns[m]);
+			nvx_json_double(j, "ratio", nvx_bench_ratio(b, sz, m));
+			nvx_json_end(j);
+		}
+		nvx_json_end(j);
+		nvx_json_u64(j, "nvx_setup_ns", sz->setup_ns);
+		nvx_json_u64(j, "nvx_writes_ns", sz->writes_ns);
+		nvx_json_end(j);
+	}
+	nvx_json_end(j);
+	nvx_json_object_begin(j, "skipped");
+	for (m = 0; m < NVX_BM_COUNT; m++)
+		if (b->skip[m])
+			nvx_json_str(j, nvx_bm_names[m], b->skip[m]);
+	nvx_json_end(j);
+	nvx_json_object_begin(j, "scrub");
+	nvx_json_u64(j, "bytes", big->bytes);
+	nvx_json_u64(j, "clean_again_ns", b->clean_again_ns);
+	nvx_json_double(j, "mib_per_s",
+			nvx_mib_per_s(big->bytes, b->clean_again_ns));
+	nvx_json_u64(j, "scrubbed_bytes", b->scrubbed_bytes);
+	nvx_json_u64(j, "scrub_ns", b->scrub_ns);
+	nvx_json_double(j, "scrubber_mib_per_s",
+			nvx_mib_per_s(b->scrubbed_bytes, b->scrub_ns));
+	if (b->scrub_rate)
+		nvx_json_u64(j, "rate_limit_mbps", b->scrub_rate);
+	else
+		nvx_json_null(j, "rate_limit_mbps");
+	nvx_json_end(j);
+	nvx_json_double(j, "headline",
+			nvx_bench_ratio(b, big, NVX_BM_MAP_POPULATE));
+	nvx_json_end(j);
+}
+
+static void nvx_bench_print_text(struct nvx_bench *b)
+{
+	const struct nvx_bench_size *big = &b->sizes[b->nr_sizes - 1];
+	char h[NVX_FMT_BYTES_LEN], h2[NVX_FMT_BYTES_LEN];
+	unsigned int i, m;
+
+	printf("%s\n",
+	       "bench grant: obtain SIZE of zeroed memory, mapped, with one byte written in every 4 KiB page");
+	printf("node %u, %u run%s per method; median and fastest run\n\n",
+	       b->node, b->runs, b->runs == 1 ? "" : "s");
+	printf("%-9s %-20s %12s %12s %8s\n", "size", "method", "median ms",
+	       "min ms", "vs nvx");
+	for (i = 0; i < b->nr_sizes; i++) {
+		const struct nvx_bench_size *sz = &b->sizes[i];
+
+		nvx_fmt_bytes(h, sizeof(h), sz->bytes);
+		for (m = 0; m < NVX_BM_COUNT; m++) {
+			if (b->skip[m]) {
+				printf("%-9s %-20s skipped: %s\n", h,
+				       nvx_bm_names[m], b->skip[m]);
+				continue;
+			}
+			printf("%-9s %-20s %12.3f %12.3f %8.2f\n", h,
+			       nvx_bm_names[m],
+			       (double)sz->median_ns[m] / NVX_NSEC_PER_MSEC,
+			       (double)sz->min_ns[m] / NVX_NSEC_PER_MSEC,
+			       nvx_bench_ratio(b, sz, m));
+		}
+	}
+	printf("\nnvx, split: a grant mapped with MAP_POPULATE, then the writes (medians);\n"
+	       "the writes, one byte per 4 KiB page, are what every method pays once its\n"
+	       "memory is mapped\n");
+	for (i = 0; i < b->nr_sizes; i++) {
+		const struct nvx_bench_size *sz = &b->sizes[i];
+
+		printf("%-9s grant+mmap %.3f ms, writes %.3f ms\n",
+		       nvx_fmt_bytes(h, sizeof(h), sz->bytes),
+		       (double)sz->setup_ns / NVX_NSEC_PER_MSEC,
+		       (double)sz->writes_ns / NVX_NSEC_PER_MSEC);
+	}
+	if (b->nofit[0])
+		printf("\nnot measured: %s\n", b->nofit);
+
+	nvx_fmt_bytes(h, sizeof(h), big->bytes);
+	printf("\nscrub: a released grant of %s was clean again after %.3f ms (%.1f MiB/s)\n",
+	       h, (double)b->clean_again_ns / NVX_NSEC_PER_MSEC,
+	       nvx_mib_per_s(big->bytes, b->clean_again_ns));
+	printf("scrubber: zeroed %s in %.3f ms of its own time (%.1f MiB/s; %s)\n",
+	       nvx_fmt_bytes(h2, sizeof(h2), b->scrubbed_bytes),
+	       (double)b->scrub_ns / NVX_NSEC_PER_MSEC,
+	       nvx_mib_per_s(b->scrubbed_bytes, b->scrub_ns),
+	       "scrubbed_bytes / scrub_ns");
+	if (b->scrub_rate)
+		printf("scrubber rate limit: %llu MiB/s (scrub_rate_mbps)\n",
+		       (unsigned long long)b->scrub_rate);
+	printf("\nheadline: at %s, map_populate takes %.2f times as long as nvx\n",
+	       h, nvx_bench_ratio(b, big, NVX_BM_MAP_POPULATE));
+	if (b->thp[0])
+		printf("transparent hugepages: %s (this affects the methods without nvx)\n",
+		       b->thp);
+	printf("%s\n",
+	       "note: times are from this machine; under QEMU TCG they are not hardware times: compare the ratios");
+}
+
+enum {
+	NVX_OPT_SIZE = 256,
+	NVX_OPT_RUNS,
+};
+
+static const struct option nvx_bench_grant_opts[] = {
+	{ "size", required_argument, NULL, NVX_OPT_SIZE },
+	{ "runs", required_argument, NULL, NVX_OPT_RUNS },
+	{ }
+};
+
+static int nvx_bench_grant_parse(struct nvx_ctx *ctx, int argc, char **argv,
+				 uint64_t *size, bool *size_given,
+				 unsigned int *runs)
+{
+	unsigned long long n;
+	int c, ret;
+
+	opterr = 0;
+	optind = 0;	/* glibc and musl: start afresh */
+	while ((c = getopt_long(argc, argv, ":", nvx_bench_grant_opts,
+				NULL)) != -1) {
+		switch (c) {
+		case NVX_OPT_SIZE:
+			ret = nvx_parse_size(optarg, size);
+			if (ret == -ERANGE)
+				return nvx_usage_error(ctx, "--size '%s' is too large",
+						       optarg);
+			if (ret)
+				return nvx_usage_error(ctx,
+						       "--size: '%s' is not a size (e.g. 512M, 4G)",
+						       optarg);
+			if (!*size)
+				return nvx_usage_error(ctx, "--size must be more than 0");
+			*size_given = true;
+			break;
+		case NVX_OPT_RUNS:
+			ret = nvx_opt_num(ctx, "runs", optarg, 1,
+					  NVX_BENCH_MAX_RUNS, &n);
+			if (ret)
+				return ret;
+			*runs = n;
+			break;
+		default:
+			return nvx_getopt_error(ctx, c, argv);
+		}
+	}
+	return nvx_getopt_done(ctx, argc, argv);
+}
+
+/**
+ * cmd_bench_grant() - nvx-bench grant
+ * @ctx: the benchmark.
+ * @argc: its arguments.
+ * @argv: its arguments.
+ *
+ * Return: the exit status.
+ */
+int cmd_bench_grant(struct nvx_ctx *ctx, int argc, char **argv)
+{
+	struct nvx_bench b = {
+		.ctx = ctx,
+		.runs = NVX_BENCH_RUNS,
+		.gup_fd = -1,
+	};
+	struct sigaction sa = { .sa_handler = nvx_bench_handler };
+	struct sigaction old_int, old_term;
+	char h[NVX_FMT_BYTES_LEN], h2[NVX_FMT_BYTES_LEN];
+	uint64_t size = NVX_BENCH_SIZE, added;
+	struct nvx_pool_stats s;
+	int ret, err, cleanup_ret = NVX_EXIT_OK;
+	bool size_given = false;
+
+	ret = nvx_bench_grant_parse(ctx, argc, argv, &size, &size_given,
+				    &b.runs);
+	if (ret)
+		return ret;
+	ret = nvx_open_device(ctx);
+	if (ret)
+		return ret;
+
+	err = -nvx_pool_stats_get(ctx->fd, NVX_NODE_ANY, &s);
+	if (err) {
+		nvx_err("%s: NVX_IOC_POOL_STATS: %s", ctx->path,
+			nvx_pool_strerror(NVX_IOC_POOL_STATS, err));
+		return NVX_EXIT_FAIL;
+	}
+	b.piece_bytes = s.piece_bytes ? s.piece_bytes :
+			1ULL << NVX_POOL_PIECE_SHIFT;
+	/* every method gets the same size: whole chunks */
+	if (size > UINT64_MAX - b.piece_bytes)
+		return nvx_usage_error(ctx, "--size is too large");
+	size = nvx_round_up(size, b.piece_bytes);
+	if (size != (size_t)size)
+		return nvx_usage_error(ctx, "--size is too large");
+
+	ret = nvx_bench_pick_node(&b, s.nr_nodes, size);
+	if (ret)
+		return ret;
+	b.samples = calloc((size_t)(NVX_BM_COUNT + 2) * b.runs,
+			   sizeof(*b.samples));
+	if (!b.samples) {
+		nvx_err("%s: out of memory", ctx->path);
+		return NVX_EXIT_FAIL;
+	}
+	nvx_bench_probe(&b);
+
+	/* stop at the next step on SIGINT or SIGTERM, and clean up */
+	atomic_store(&nvx_bench_signal, 0);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+
+	ret = nvx_bench_body(&b, size, size_given);
+
+	/* give back what the bench added to the pool, on every path */
+	added = b.added;
+	err = -nvx_bench_give_back(&b, b.added);
+	if (b.added) {
+		nvx_err("%s: could not give back %s of the %s the bench added to the pool on node %u (%s); see nvxtool pool shrink",
+			ctx->path, nvx_fmt_bytes(h, sizeof(h), b.added),
+			nvx_fmt_bytes(h2, sizeof(h2), added), b.node,
+			err ? nvx_pool_strerror(NVX_IOC_POOL_SHRINK, err) :
+			"it shrank by less than asked");
+		cleanup_ret = NVX_EXIT_FAIL;
+	}
+	if (b.gup_fd >= 0)
+		close(b.gup_fd);
+	free(b.samples);
+	b.samples = NULL;
+
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (nvx_bench_stopped()) {
+		nvx_err("%s: interrupted (%s)", ctx->path,
+			strsignal(atomic_load(&nvx_bench_signal)));
+		return NVX_EXIT_FAIL;
+	}
+	if (ret)
+		return ret;
+	if (ctx->json)
+		nvx_bench_print_json(&b);
+	else
+		nvx_bench_print_text(&b);
+	return cleanup_ret;
+}
+
+const char nvx_bench_grant_usage[] =
+	"[--size SIZE] [--runs N]\n"
+	"\n"
+	"Time how long it takes to obtain SIZE of zeroed memory, mapped,\n"
+	"with one byte written in every 4 KiB page, five ways:\n"
+	"\n"
+	"  nvx                  a grant from a clean pool (NVX_IOC_GRANT),\n"
+	"                       mmap MAP_SHARED, touch\n"
+	"  map_populate         anonymous mmap with MAP_POPULATE, touch\n"
+	"  madv_populate_write  anonymous mmap, MADV_POPULATE_WRITE, touch\n"
+	"  first_touch          anonymous mmap, touch\n"
+	"  pin_longterm         anonymous mmap, a FOLL_LONGTERM pin and\n"
+	"                       unpin through " NVX_GUP_TEST_PATH "\n"
+	"                       (CONFIG_GUP_TEST; skipped without), touch\n"
+	"\n"
+	"Each method runs N times per size (median and fastest shown, and\n"
+	"the ratio of its median to nvx's); before every run the bench\n"
+	"waits until the scrubber has cleaned the pool. Without --size, it\n"
+	"measures 1G and the largest of 2G, 4G and 8G that fits. Then it\n"
+	"times how long a released grant of the largest size takes to be\n"
+	"clean again. Each run also times nvx split in two: the grant\n"
+	"mapped with MAP_POPULATE (its PMDs in place), then the writes\n"
+	"alone, which every method pays once its memory is mapped.\n"
+	"The pool grows for the bench in chunks of up to 1 GiB.\n"
+	"\n"
+	"A size fits when the pool can be grown to hold it on the node\n"
+	"(the bench grows the pool by what is missing, which needs\n"
+	"CAP_SYS_ADMIN, and gives it back at the end) and the system has\n"
+	"as much memory available besides, for the other methods.\n"
+	"\n"
+	"  --size SIZE  measure only SIZE (rounded up to whole chunks)\n"
+	"  --runs N     runs per method and size (default 5)\n"
+	"\n"
+	"Times are from this machine; under QEMU TCG they are not hardware\n"
+	"times: compare the ratios. JSON: \"sizes\" (\"bytes\", \"methods\":\n"
+	"per method \"median_ns\", \"min_ns\", \"ratio\", or null when\n"
+	"skipped; \"nvx_setup_ns\", \"nvx_writes_ns\": the split),\n"
+	"\"skipped\" (why), \"scrub\" (\"bytes\",\n"
+	"\"clean_again_ns\", \"mib_per_s\", \"scrubbed_bytes\", \"scrub_ns\",\n"
+	"\"scrubber_mib_per_s\", \"rate_limit_mbps\") and \"headline\"\n"
+	"(map_populate / nvx at the largest size).\n";

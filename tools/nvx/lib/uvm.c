@@ -1,0 +1,643 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libnvx: a minimal VMM for nvx user VMs, and the system side's default
+ * service. nvx_uvm.h describes the guest memory layout.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <limits.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "nvx_uvm.h"
+
+/**
+ * nvx_uvm_reason_name() - name a stop reason
+ * @r: an enum nvx_uvm_reason value or NVX_UVM_ERR_*.
+ *
+ * Return: a static string, "unknown" for other values.
+ */
+const char *nvx_uvm_reason_name(unsigned int r)
+{
+	static const char *const names[] = {
+		"running", "detached", "bad-port", "bad-ring", "bad-message",
+		"bad-size", "bad-address", "flood", "endpoint-gone",
+		"shutdown", "vmm-error",
+	};
+
+	return r < NVX_UVM_ARRAY_SIZE(names) ? names[r] : "unknown";
+}
+
+/**
+ * nvx_uvm_kvm_stat() - read one u64 statistic of KVM's binary stats fd
+ * @stats_fd: from KVM_GET_STATS_FD.
+ * @name: the statistic, e.g. "exits".
+ *
+ * Return: its value, or -1 when absent or unreadable.
+ */
+int64_t nvx_uvm_kvm_stat(int stats_fd, const char *name)
+{
+	struct kvm_stats_header h;
+	size_t dsz;
+	char *descs;
+	uint32_t i;
+	int64_t v = -1;
+
+	if (pread(stats_fd, &h, sizeof(h), 0) != sizeof(h))
+		return -1;
+	dsz = sizeof(struct kvm_stats_desc) + h.name_size;
+	descs = calloc(h.num_desc, dsz);
+	if (!descs)
+		return -1;
+	if (pread(stats_fd, descs, h.num_desc * dsz, h.desc_offset) !=
+	    (ssize_t)(h.num_desc * dsz))
+		goto out;
+	for (i = 0; i < h.num_desc; i++) {
+		struct kvm_stats_desc *d = (void *)(descs + i * dsz);
+		uint64_t val;
+
+		if (strcmp(d->name, name))
+			continue;
+		if (pread(stats_fd, &val, sizeof(val),
+			  h.data_offset + d->offset) == sizeof(val))
+			v = (int64_t)val;
+		break;
+	}
+out:
+	free(descs);
+	return v;
+}
+
+/**
+ * nvx_uvm_destroy() - unmap and close what nvx_uvm_create() made
+ * @vm: the VM; also one that nvx_uvm_create() failed to finish.
+ */
+void nvx_uvm_destroy(struct nvx_uvm_vm *vm)
+{
+	int *fds[] = { &vm->chan_fd, &vm->stats_fd, &vm->irq_fd,
+		       &vm->vcpu_fd, &vm->vm_fd, &vm->grant_fd, &vm->kvm_fd };
+	unsigned int i;
+
+	if (vm->run && vm->run != MAP_FAILED)
+		munmap(vm->run, vm->run_size);
+	vm->run = NULL;
+	if (vm->mem && vm->mem != MAP_FAILED)
+		munmap(vm->mem, vm->mem_size);
+	vm->mem = NULL;
+	for (i = 0; i < NVX_UVM_ARRAY_SIZE(fds); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+static int nvx_uvm__load(struct nvx_uvm_vm *vm, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > vm->mem_size - NVX_UVM_IMAGE_GPA - 4096) {
+		close(fd);
+		return -EFBIG;
+	}
+	n = read(fd, (char *)vm->mem + NVX_UVM_IMAGE_GPA, st.st_size);
+	close(fd);
+	if (n != st.st_size)
+		return n < 0 ? -errno : -EIO;
+	vm->image_size = n;
+	return 0;
+}
+
+/* 64-bit mode: GDT, identity page tables for 4 GiB, segment registers. */
+static int nvx_uvm__long_mode(struct nvx_uvm_vm *vm)
+{
+	uint64_t *gdt = (uint64_t *)((char *)vm->mem + NVX_UVM_GDT_GPA);
+	uint64_t *pml4 = (uint64_t *)((char *)vm->mem + NVX_UVM_PML4_GPA);
+	uint64_t *pdpt = pml4 + 512, *pd = pml4 + 1024;
+	struct kvm_segment cs = {
+		.base = 0, .limit = 0xffffffff, .selector = 0x08, .type = 11,
+		.present = 1, .dpl = 0, .db = 0, .s = 1, .l = 1, .g = 1,
+	};
+	struct kvm_segment ds = cs;
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+	unsigned int i;
+
+	gdt[0] = 0;
+	gdt[1] = 0x00af9a000000ffffULL;	/* 64-bit code */
+	gdt[2] = 0x00cf92000000ffffULL;	/* data */
+	pml4[0] = (NVX_UVM_PML4_GPA + 0x1000) | 3;
+	for (i = 0; i < 4; i++)
+		pdpt[i] = (NVX_UVM_PML4_GPA + 0x2000 + i * 0x1000) | 3;
+	for (i = 0; i < 4 * 512; i++)
+		pd[i] = ((uint64_t)i << 21) | 0x83;	/* P, RW, PS */
+
+	if (ioctl(vm->vcpu_fd, KVM_GET_SREGS, &sregs) < 0)
+		return -errno;
+	ds.selector = 0x10;
+	ds.type = 3;
+	ds.l = 0;
+	ds.db = 1;
+	sregs.cs = cs;
+	sregs.ds = ds;
+	sregs.es = ds;
+	sregs.fs = ds;
+	sregs.gs = ds;
+	sregs.ss = ds;
+	sregs.gdt.base = NVX_UVM_GDT_GPA;
+	sregs.gdt.limit = 3 * 8 - 1;
+	sregs.cr3 = NVX_UVM_PML4_GPA;
+	sregs.cr4 = 1 << 5;				/* PAE */
+	sregs.cr0 = 0x80050033;				/* PG WP NE ET MP PE */
+	sregs.efer = (1 << 8) | (1 << 10);		/* LME LMA */
+	if (ioctl(vm->vcpu_fd, KVM_SET_SREGS, &sregs) < 0)
+		return -errno;
+	memset(&regs, 0, sizeof(regs));
+	regs.rip = NVX_UVM_IMAGE_GPA;
+	regs.rsp = NVX_UVM_STACK_GPA;
+	regs.rdi = NVX_UVM_CTRL_GPA;
+	regs.rflags = 2;
+	if (ioctl(vm->vcpu_fd, KVM_SET_REGS, &regs) < 0)
+		return -errno;
+	return 0;
+}
+
+static int nvx_uvm__cpuid(struct nvx_uvm_vm *vm)
+{
+	struct kvm_cpuid2 *c;
+	int n = 100, ret = 0;
+
+	for (;;) {
+		c = calloc(1, sizeof(*c) + n * sizeof(c->entries[0]));
+		if (!c)
+			return -ENOMEM;
+		c->nent = n;
+		if (!ioctl(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, c))
+			break;
+		ret = -errno;
+		free(c);
+		if (ret != -E2BIG || n > 1000)
+			return ret;
+		n *= 2;
+		ret = 0;
+	}
+	if (ioctl(vm->vcpu_fd, KVM_SET_CPUID2, c) < 0)
+		ret = -errno;
+	free(c);
+	return ret;
+}
+
+static int nvx_uvm__irq(struct nvx_uvm_vm *vm)
+{
+	struct {
+		struct kvm_irq_routing r;
+		struct kvm_irq_routing_entry e[1];
+	} rt;
+	struct kvm_irqfd irqfd;
+
+	memset(&rt, 0, sizeof(rt));
+	rt.r.nr = 1;
+	rt.e[0].gsi = NVX_UVM_IRQ_GSI;
+	rt.e[0].type = KVM_IRQ_ROUTING_MSI;
+	rt.e[0].u.msi.address_lo = 0xfee00000;	/* APIC id 0, physical */
+	rt.e[0].u.msi.data = NVX_UVM_IRQ_VECTOR; /* fixed, edge */
+	if (ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, &rt) < 0)
+		return -errno;
+	vm->irq_fd = eventfd(0, EFD_CLOEXEC);
+	if (vm->irq_fd < 0)
+		return -errno;
+	memset(&irqfd, 0, sizeof(irqfd));
+	irqfd.fd = vm->irq_fd;
+	irqfd.gsi = NVX_UVM_IRQ_GSI;
+	if (ioctl(vm->vm_fd, KVM_IRQFD, &irqfd) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Boot arguments into the control page. */
+static int nvx_uvm__args(struct nvx_uvm_vm *vm, int argc, char **argv)
+{
+	size_t off = 0, n;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		n = strlen(argv[i]) + 1;
+		if (off + n > NVX_UVM_ARGS_SIZE)
+			return -E2BIG;
+		memcpy(vm->ctrl->args + off, argv[i], n);
+		off += n;
+	}
+	vm->ctrl->argc = argc;
+	return 0;
+}
+
+/**
+ * nvx_uvm_create() - build a user VM and attach it to an endpoint
+ * @vm: filled in.
+ * @nvx_fd: the nvx device.
+ * @o: the VM's shape, image and endpoint (@o->ep_fd).
+ * @where: set to the name of the step that failed.
+ *
+ * Call nvx_uvm_destroy() on success and failure alike.
+ *
+ * Return: 0 or a negative errno.
+ */
+int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
+		   const struct nvx_uvm_opts *o,
+		   const char **where)
+{
+	struct kvm_userspace_memory_region region;
+	struct nvx_grant_create g;
+	struct nvx_uvm_attach a;
+	int ret, khz, sz;
+
+	memset(vm, 0, sizeof(*vm));
+	vm->kvm_fd = -1;
+	vm->vm_fd = -1;
+	vm->vcpu_fd = -1;
+	vm->grant_fd = -1;
+	vm->chan_fd = -1;
+	vm->irq_fd = -1;
+	vm->stats_fd = -1;
+	vm->slow = o->slow;
+
+/* Name the step, run it: 0, or -errno when it returned < 0. */
+#define NVX_UVM_STEP(what, expr)	(*where = (what), (expr) < 0 ? -errno : 0)
+
+	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	ret = NVX_UVM_STEP("open /dev/kvm", vm->kvm_fd);
+	if (ret)
+		return ret;
+	memset(&g, 0, sizeof(g));
+	g.flags = NVX_GRANT_WAIT | NVX_GRANT_CLOEXEC;
+	g.node = NVX_NODE_ANY;
+	g.bytes = o->mem ? o->mem : 4ULL << 20;
+	ret = NVX_UVM_STEP("grant guest RAM", ioctl(nvx_fd, NVX_IOC_GRANT, &g));
+	if (ret)
+		return ret;
+	vm->grant_fd = g.fd;
+	vm->mem_size = g.granted;
+	*where = "map guest RAM";
+	vm->mem = mmap(NULL, vm->mem_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       vm->grant_fd, 0);
+	if (vm->mem == MAP_FAILED) {
+		vm->mem = NULL;
+		return -errno;
+	}
+	vm->ctrl = (struct nvx_uvm_ctrl *)((char *)vm->mem + NVX_UVM_CTRL_GPA);
+	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
+	ret = NVX_UVM_STEP("KVM_CREATE_VM", vm->vm_fd);
+	if (ret)
+		return ret;
+	memset(&region, 0, sizeof(region));
+	region.guest_phys_addr = 0;
+	region.memory_size = vm->mem_size;
+	region.userspace_addr = (uintptr_t)vm->mem;
+	ret = NVX_UVM_STEP("KVM_SET_USER_MEMORY_REGION",
+			   ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &region));
+	if (ret)
+		return ret;
+	ret = NVX_UVM_STEP("KVM_CREATE_IRQCHIP",
+			   ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0));
+	if (ret)
+		return ret;
+	vm->vcpu_fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, 0);
+	ret = NVX_UVM_STEP("KVM_CREATE_VCPU", vm->vcpu_fd);
+	if (ret)
+		return ret;
+	sz = ioctl(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	ret = NVX_UVM_STEP("KVM_GET_VCPU_MMAP_SIZE", sz);
+	if (ret)
+		return ret;
+	vm->run_size = sz;
+	*where = "map kvm_run";
+	vm->run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       vm->vcpu_fd, 0);
+	if (vm->run == MAP_FAILED) {
+		vm->run = NULL;
+		return -errno;
+	}
+	vm->stats_fd = ioctl(vm->vcpu_fd, KVM_GET_STATS_FD, 0);
+	ret = NVX_UVM_STEP("KVM_GET_STATS_FD", vm->stats_fd);
+	if (ret)
+		return ret;
+	*where = "KVM_SET_CPUID2";
+	ret = nvx_uvm__cpuid(vm);
+	if (ret)
+		return ret;
+	*where = "64-bit mode";
+	ret = nvx_uvm__long_mode(vm);
+	if (ret)
+		return ret;
+	*where = "irqfd";
+	ret = nvx_uvm__irq(vm);
+	if (ret)
+		return ret;
+	*where = "load image";
+	ret = nvx_uvm__load(vm, o->image);
+	if (ret)
+		return ret;
+	*where = "boot arguments";
+	ret = nvx_uvm__args(vm, o->argc, o->argv);
+	if (ret)
+		return ret;
+	khz = ioctl(vm->vcpu_fd, KVM_GET_TSC_KHZ, 0);
+	vm->ctrl->tsc_khz = khz > 0 ? khz : 1000000;
+	vm->ctrl->irq_vector = NVX_UVM_IRQ_VECTOR;
+
+	memset(&a, 0, sizeof(a));
+	a.flags = NVX_UVM_ATTACH_CLOEXEC | (o->slow ? NVX_UVM_ATTACH_SLOW : 0);
+	a.vm_fd = vm->vm_fd;
+	a.grant_fd = vm->grant_fd;
+	a.ep_fd = o->ep_fd;
+	a.irq_fd = vm->irq_fd;
+	a.sq_entries = o->entries;
+	a.cq_entries = o->entries;
+	a.ctrl_gpa = NVX_UVM_CTRL_GPA;
+	a.sq_gpa = NVX_UVM_SQ_GPA;
+	a.cq_gpa = NVX_UVM_CQ_GPA;
+	ret = NVX_UVM_STEP("NVX_IOC_UVM_ATTACH", ioctl(nvx_fd, NVX_IOC_UVM_ATTACH, &a));
+	if (ret)
+		return ret;
+	vm->chan_fd = a.fd;
+	vm->vm_id = a.vm_id;
+#undef NVX_UVM_STEP
+	*where = NULL;
+	return 0;
+}
+
+/**
+ * nvx_uvm_status() - the channel's status (NVX_UVM_CHAN_IOC_STATUS)
+ * @vm: the VM.
+ * @st: filled in.
+ *
+ * Return: 0 or -errno.
+ */
+int nvx_uvm_status(struct nvx_uvm_vm *vm, struct nvx_uvm_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (ioctl(vm->chan_fd, NVX_UVM_CHAN_IOC_STATUS, st) < 0)
+		return -errno;
+	return 0;
+}
+
+/**
+ * nvx_uvm_run() - the vCPU loop
+ * @vm: a VM from nvx_uvm_create().
+ *
+ * Return: 0 when the guest wrote NVX_UVM_PORT_EXIT (@vm->exit_status),
+ * -EIO when the VM was stopped (@vm->reason and @vm->detail say why),
+ * -EINTR when @vm->stop was set, or another errno from KVM.
+ */
+int nvx_uvm_run(struct nvx_uvm_vm *vm)
+{
+	struct nvx_uvm_status st;
+	struct kvm_run *run = vm->run;
+
+	for (;;) {
+		if (__atomic_load_n(&vm->stop, __ATOMIC_RELAXED))
+			return -EINTR;
+		if (ioctl(vm->vcpu_fd, KVM_RUN, 0) < 0) {
+			int err = errno;
+
+			vm->runs++;
+			if (err == EINTR || err == EAGAIN)
+				continue;
+			if (err == EIO && !nvx_uvm_status(vm, &st) &&
+			    st.reason) {
+				vm->reason = st.reason;
+				vm->detail = st.detail;
+				return -EIO;
+			}
+			vm->reason = NVX_UVM_ERR_VMM;
+			vm->detail = err;
+			return -err;
+		}
+		vm->runs++;
+		switch (run->exit_reason) {
+		case KVM_EXIT_IO: {
+			uint8_t *data = (uint8_t *)run + run->io.data_offset;
+			uint32_t v = 0;
+
+			if (run->io.direction == KVM_EXIT_IO_OUT) {
+				memcpy(&v, data, run->io.size < 4 ?
+				       run->io.size : 4);
+				if (run->io.port == NVX_UVM_PORT_EXIT) {
+					vm->exit_status = v;
+					return 0;
+				}
+				if (vm->slow &&
+				    run->io.port == NVX_UVM_PORT_DOORBELL) {
+					struct nvx_uvm_kick k = {
+						.port = run->io.port,
+						.value = v,
+					};
+
+					vm->kicks++;
+					if (ioctl(vm->chan_fd, NVX_UVM_CHAN_IOC_KICK,
+						  &k) < 0) {
+						vm->reason = NVX_UVM_ERR_VMM;
+						vm->detail = errno;
+						return -EIO;
+					}
+					continue;
+				}
+			}
+			vm->reason = NVX_UVM_ERR_PORT;
+			vm->detail = run->io.port;
+			return -EIO;
+		}
+		case KVM_EXIT_INTR:
+			continue;
+		case KVM_EXIT_SHUTDOWN: {
+			struct kvm_regs regs;
+
+			/* a triple fault: the detail is where */
+			vm->reason = NVX_UVM_ERR_SHUTDOWN;
+			vm->detail = 0;
+			if (!ioctl(vm->vcpu_fd, KVM_GET_REGS, &regs))
+				vm->detail = regs.rip;
+			return -EIO;
+		}
+		default:
+			vm->reason = NVX_UVM_ERR_VMM;
+			vm->detail = run->exit_reason;
+			return -EIO;
+		}
+	}
+}
+
+static uint32_t nvx_uvm_u32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/**
+ * nvx_uvm_serve_msg() - serve one received message the default way
+ * @ep_fd: the endpoint.
+ * @s: the service's files, buffer and counters.
+ * @r: the message, from nvx_uvm_recv().
+ *
+ * WRITE goes to @s->out_fd/@s->err_fd, READ comes from @s->in_fd, EXIT
+ * and CLOCK are answered, and IPC as a ping service (the reply's
+ * payload[0..7] is the request's plus one).
+ *
+ * Return: the REPLY result (0 or -errno), or 1 for a VM_GONE notice.
+ */
+int nvx_uvm_serve_msg(int ep_fd, struct nvx_uvm_serve *s,
+		      const struct nvx_uvm_recv *r)
+{
+	struct nvx_uvm_reply rep;
+	const struct nvx_uvm_msg *m = &r->msg;
+	uint32_t fd = nvx_uvm_u32(m->payload);
+	struct timespec ts;
+	uint64_t v;
+	ssize_t n;
+
+	if (m->type == NVX_UVM_MSG_VM_GONE) {
+		s->gone++;
+		return 1;
+	}
+	memset(&rep, 0, sizeof(rep));
+	rep.cookie = r->cookie;
+	rep.msg.type = m->type;
+	switch (m->type) {
+	case NVX_UVM_MSG_WRITE: {
+		int out = fd == 1 ? s->out_fd : fd == 2 ? s->err_fd : -1;
+		uint32_t len = r->data_len < NVX_UVM_MAX_BULK ?
+			       r->data_len : NVX_UVM_MAX_BULK;
+		uint32_t done = 0;
+
+		if (out < 0) {
+			rep.msg.status = -EBADF;
+			break;
+		}
+		while (done < len) {
+			n = write(out, (char *)s->buf + done, len - done);
+			if (n <= 0) {
+				rep.msg.status = n < 0 ? -errno : -EIO;
+				break;
+			}
+			done += n;
+		}
+		break;
+	}
+	case NVX_UVM_MSG_READ:
+		if (fd != 0 || s->in_fd < 0) {
+			rep.msg.status = -EBADF;
+			break;
+		}
+		n = read(s->in_fd, s->buf, r->data_len < NVX_UVM_MAX_BULK ?
+			 r->data_len : NVX_UVM_MAX_BULK);
+		if (n < 0) {
+			rep.msg.status = -errno;
+			break;
+		}
+		rep.buf = (uintptr_t)s->buf;
+		rep.buf_len = n;
+		break;
+	case NVX_UVM_MSG_EXIT:
+		s->last_exit = fd;
+		break;
+	case NVX_UVM_MSG_CLOCK:
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+		memcpy(rep.msg.payload, &v, sizeof(v));
+		break;
+	case NVX_UVM_MSG_IPC:
+		memcpy(&v, m->payload, sizeof(v));
+		v++;
+		memcpy(rep.msg.payload, &v, sizeof(v));
+		break;
+	default:
+		rep.msg.status = -EOPNOTSUPP;
+		break;
+	}
+	s->served++;
+	if (ioctl(ep_fd, NVX_UVM_EP_IOC_REPLY, &rep) < 0)
+		return -errno;
+	return 0;
+}
+
+/**
+ * nvx_uvm_recv() - receive one message (NVX_UVM_EP_IOC_RECV)
+ * @ep_fd: the endpoint.
+ * @s: PUSH data lands in @s->buf.
+ * @r: filled in.
+ * @flags: NVX_UVM_RECV_* flags.
+ *
+ * Return: 0 or -errno.
+ */
+int nvx_uvm_recv(int ep_fd, struct nvx_uvm_serve *s,
+		 struct nvx_uvm_recv *r, uint32_t flags)
+{
+	memset(r, 0, sizeof(*r));
+	r->flags = flags;
+	r->buf = (uintptr_t)s->buf;
+	r->buf_len = NVX_UVM_MAX_BULK;
+	if (ioctl(ep_fd, NVX_UVM_EP_IOC_RECV, r) < 0)
+		return -errno;
+	return 0;
+}
+
+/**
+ * nvx_uvm_find_image() - find a guest image
+ * @name: a path, or the name of an image.
+ * @out: the path found.
+ * @n: the size of @out.
+ *
+ * @name as given when it names a file; else NAME or NAME.img in
+ * $NVX_GUEST_DIR, in guest/ beside the running program, or in
+ * /usr/lib/nvx/guest.
+ *
+ * Return: 0, or -ENOENT or another -errno.
+ */
+int nvx_uvm_find_image(const char *name, char *out, size_t n)
+{
+	char self[PATH_MAX], dir[PATH_MAX + 8];
+	const char *dirs[3] = { getenv("NVX_GUEST_DIR"), dir,
+				"/usr/lib/nvx/guest" };
+	const char *sfx[2] = { "", ".img" };
+	ssize_t len;
+	unsigned int i, j;
+
+	if (strchr(name, '/') || !access(name, R_OK)) {
+		snprintf(out, n, "%s", name);
+		return access(out, R_OK) ? -errno : 0;
+	}
+	dir[0] = 0;
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len > 0) {
+		self[len] = 0;
+		*strrchr(self, '/') = 0;
+		snprintf(dir, sizeof(dir), "%s/guest", self);
+	}
+	for (i = 0; i < 3; i++) {
+		if (!dirs[i] || !dirs[i][0])
+			continue;
+		for (j = 0; j < 2; j++) {
+			snprintf(out, n, "%s/%s%s", dirs[i], name, sfx[j]);
+			if (!access(out, R_OK))
+				return 0;
+		}
+	}
+	return -ENOENT;
+}

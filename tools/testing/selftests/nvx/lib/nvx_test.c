@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What every nvx selftest program uses: see include/nvx_test.h.
+ */
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "nvx_test.h"
+
+/**
+ * nvx_ioctl() - ioctl() that returns -errno on failure
+ * @fd: the file
+ * @cmd: the ioctl number
+ * @arg: its argument
+ *
+ * So that ASSERT_EQ() shows the errno.
+ *
+ * Return: 0, or -errno.
+ */
+int nvx_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+}
+
+/**
+ * nvx_open() - open /dev/nvx
+ *
+ * Return: the fd (close-on-exec), or -errno.
+ */
+int nvx_open(void)
+{
+	int fd = open(NVX_DEV, O_RDWR | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/**
+ * nvx_has_feature() - whether /dev/nvx offers a capability
+ * @fd: an open /dev/nvx
+ * @feature: an NVX_FEAT_* bit
+ *
+ * Return: 1 if NVX_IOC_FEATURES reports @feature, 0 if not, -errno if the
+ * ioctl failed.
+ */
+int nvx_has_feature(int fd, uint64_t feature)
+{
+	struct nvx_features f = { 0 };
+	int ret = nvx_ioctl(fd, NVX_IOC_FEATURES, &f);
+
+	if (ret)
+		return ret;
+	return !!(f.features & feature);
+}
+
+/**
+ * now_ms() - CLOCK_MONOTONIC in milliseconds
+ *
+ * Return: the time.
+ */
+uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+/**
+ * sys_gettid() - the caller's thread id
+ *
+ * Return: the tid.
+ */
+pid_t sys_gettid(void)
+{
+	return syscall(SYS_gettid);
+}
+
+/**
+ * write_str() - write a string to a file, as "echo -n" would
+ * @path: the file (sysfs, tracefs, a module parameter)
+ * @val: the string
+ *
+ * Return: 0, or -errno.
+ */
+int write_str(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	int n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+/* A one-byte message with room for one fd in its control data. */
+struct fd_msg {
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	char c;
+	struct iovec iov;
+	struct msghdr msg;
+};
+
+static struct cmsghdr *fd_msg_init(struct fd_msg *m, char c)
+{
+	memset(m, 0, sizeof(*m));
+	m->c = c;
+	m->iov.iov_base = &m->c;
+	m->iov.iov_len = 1;
+	m->msg.msg_iov = &m->iov;
+	m->msg.msg_iovlen = 1;
+	m->msg.msg_control = m->u.buf;
+	m->msg.msg_controllen = sizeof(m->u.buf);
+	return CMSG_FIRSTHDR(&m->msg);
+}
+
+/**
+ * send_fd() - pass an fd over a unix socket (SCM_RIGHTS)
+ * @sock: a unix socket
+ * @fd: the fd to pass
+ *
+ * Return: 0, or -EIO.
+ */
+int send_fd(int sock, int fd)
+{
+	struct fd_msg m;
+	struct cmsghdr *cm = fd_msg_init(&m, 'F');
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &m.msg, MSG_NOSIGNAL) == 1 ? 0 : -EIO;
+}
+
+/**
+ * recv_fd() - receive an fd passed with send_fd()
+ * @sock: a unix socket
+ *
+ * Return: the fd (close-on-exec), or -EIO or -EPROTO.
+ */
+int recv_fd(int sock)
+{
+	struct fd_msg m;
+	struct cmsghdr *cm;
+	int fd;
+
+	fd_msg_init(&m, 0);
+	if (recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC) != 1)
+		return -EIO;
+	cm = CMSG_FIRSTHDR(&m.msg);
+	if (!cm || cm->cmsg_level != SOL_SOCKET ||
+	    cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -EPROTO;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}

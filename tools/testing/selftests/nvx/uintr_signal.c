@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx selftests, group "uintr": signals routed to a vector.
+ */
+#include "uintr_fixture.h"
+
+/*
+ * A routed signal posts its vector instead of running the signal handler,
+ * sent to the thread or (its only thread) to the process; signo 0 stops
+ * the routing.
+ */
+TEST_F(uintr, signal_routed_to_vector)
+{
+	ASSERT_EQ(0, catch_signal(SIGUSR1));
+	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
+	ASSERT_EQ(0, do_signal(self->fd, SIGUSR1, 12));
+
+	ASSERT_EQ(0, tgkill_tid(my_tid, SIGUSR1));
+	EXPECT_EQ(0, wait_handled(1, WAIT_LONG, true));
+	spin_syscalls_ns(50 * MS);
+	EXPECT_EQ(1ULL, handled_vec(12));
+	EXPECT_EQ(0, signals());
+
+	ASSERT_EQ(0, kill(getpid(), SIGUSR1));
+	EXPECT_EQ(0, wait_handled(2, WAIT_LONG, true));
+	spin_syscalls_ns(50 * MS);
+	EXPECT_EQ(2ULL, handled_vec(12));
+	EXPECT_EQ(0, signals());
+
+	ASSERT_EQ(0, do_signal(self->fd, 0, 0));
+	ASSERT_EQ(0, tgkill_tid(my_tid, SIGUSR1));
+	EXPECT_EQ(1, signals());
+	EXPECT_EQ(SIGUSR1, __atomic_load_n(&sig_last, __ATOMIC_SEQ_CST));
+	spin_syscalls_ns(50 * MS);
+	EXPECT_EQ(2ULL, handled());
+}
+
+struct router {
+	int fd;
+	int cpu;
+	pid_t tid;
+	int err;
+	int ready;
+};
+
+static void *router_thread(void *arg)
+{
+	struct router *r = arg;
+
+	pin_cpu(r->cpu);
+	r->tid = sys_gettid();
+	r->err = do_register(r->fd, NULL, 0, 0);
+	if (r->err >= 0)
+		r->err = do_signal(r->fd, SIGUSR1, 11);
+	__atomic_store_n(&r->ready, r->err < 0 ? -1 : 1, __ATOMIC_SEQ_CST);
+	if (r->err < 0)
+		return NULL;
+	/* in user mode, until delivered */
+	wait_handled(1, WAIT_LONG, false);
+	spin_ns(50 * MS);
+	return NULL;
+}
+
+/* A signal from another thread, to a receiver spinning in user mode. */
+TEST_F(uintr, signal_routed_from_other_thread)
+{
+	struct router r = { .fd = self->fd };
+	pthread_t t;
+	int cpu;
+
+	ASSERT_EQ(0, catch_signal(SIGUSR1));
+	two_cpus(&r.cpu, &cpu);
+	ASSERT_EQ(0, pin_cpu(cpu));
+	ASSERT_EQ(0, pthread_create(&t, NULL, router_thread, &r));
+	ASSERT_EQ(1, wait_flag(&r.ready)) TH_LOG("thread: %s",
+						 strerror(-r.err));
+	ASSERT_EQ(0, tgkill_tid(r.tid, SIGUSR1));
+	pthread_join(t, NULL);
+	EXPECT_EQ(1ULL, handled_vec(11));
+	EXPECT_EQ(1ULL, handled());
+	EXPECT_EQ(r.tid, rec.tid);
+	EXPECT_EQ(0, signals());
+}
+
+/* A blocked routed signal stays pending until unblocked, then routes. */
+TEST_F(uintr, signal_blocked_then_unblocked)
+{
+	sigset_t set, pending;
+
+	ASSERT_EQ(0, catch_signal(SIGUSR1));
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	ASSERT_EQ(0, pthread_sigmask(SIG_BLOCK, &set, NULL));
+	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
+	ASSERT_EQ(0, do_signal(self->fd, SIGUSR1, 13));
+
+	ASSERT_EQ(0, tgkill_tid(my_tid, SIGUSR1));
+	spin_syscalls_ns(50 * MS);
+	EXPECT_EQ(0ULL, handled());
+	ASSERT_EQ(0, sigpending(&pending));
+	EXPECT_TRUE(sigismember(&pending, SIGUSR1));
+
+	ASSERT_EQ(0, pthread_sigmask(SIG_UNBLOCK, &set, NULL));
+	EXPECT_EQ(0, wait_handled(1, WAIT_LONG, true));
+	spin_syscalls_ns(50 * MS);
+	EXPECT_EQ(1ULL, handled_vec(13));
+	EXPECT_EQ(0, signals());
+	ASSERT_EQ(0, sigpending(&pending));
+	EXPECT_FALSE(sigismember(&pending, SIGUSR1));
+}
+
+/* An ignored signal is discarded, not routed. */
+TEST_F(uintr, signal_ignored_not_routed)
+{
+	ASSERT_NE(SIG_ERR, signal(SIGUSR2, SIG_IGN));
+	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
+	ASSERT_EQ(0, do_signal(self->fd, SIGUSR2, 14));
+	ASSERT_EQ(0, tgkill_tid(my_tid, SIGUSR2));
+	spin_syscalls_ns(100 * MS);
+	EXPECT_EQ(0ULL, handled());
+}
+
+TEST_F(uintr, signal_bad_args)
+{
+	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
+	EXPECT_EQ(-EINVAL, do_signal(self->fd, SIGKILL, 1));
+	EXPECT_EQ(-EINVAL, do_signal(self->fd, SIGSTOP, 1));
+	EXPECT_EQ(-EINVAL, do_signal(self->fd, 65, 1));
+	EXPECT_EQ(-EINVAL, do_signal(self->fd, UINT32_MAX, 1));
+	EXPECT_EQ(-EINVAL, do_signal(self->fd, SIGUSR1, NVX_UINTR_VECTORS));
+	/* the highest signal (SIGRTMAX, 64) is in range */
+	EXPECT_EQ(0, do_signal(self->fd, 64, 1));
+	EXPECT_EQ(0, do_signal(self->fd, 0, 0));
+}
+
+/* Unregistering stops the timer, the signal routing and the senders. */
+TEST_F(uintr, unregister_stops_timer_and_signal)
+{
+	uint64_t n;
+	int idx;
+
+	ASSERT_EQ(0, catch_signal(SIGUSR1));
+	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
+	idx = do_vector(self->fd, 5, NULL);
+	ASSERT_LE(0, idx);
+	ASSERT_EQ(0, do_signal(self->fd, SIGUSR1, 4));
+	ASSERT_EQ(0, do_timer(self->fd, 3, 0, 5 * MS));
+	ASSERT_EQ(0, wait_vec(3, 2, WAIT_LONG, false));
+	ASSERT_EQ(0, tgkill_tid(my_tid, SIGUSR1));
+	ASSERT_EQ(0, wait_vec(4, 1, WAIT_LONG, true));
+	EXPECT_EQ(1ULL, handled_vec(4));
+	EXPECT_EQ(0, signals());
+
+	ASSERT_EQ(0, do_unregister(self->fd));
+	n = handled();
+	spin_ns(200 * MS);
+	EXPECT_EQ(n, handled());
+	ASSERT_EQ(0, tgkill_tid(my_tid, SIGUSR1));
+	EXPECT_EQ(1, signals());
+	EXPECT_EQ(-ESRCH, nvx_uintr_send(self->fd, idx));
+	spin_syscalls_ns(50 * MS);
+	EXPECT_EQ(n, handled());
+}
+
+TEST_HARNESS_MAIN
