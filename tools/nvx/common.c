@@ -8,7 +8,9 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -344,6 +346,31 @@ int nvx_ioctl(struct nvx_ctx *ctx, unsigned long req, void *arg,
 	return NVX_EXIT_FAIL;
 }
 
+/**
+ * nvx_no_args_ioctl() - a command without arguments that reads one ioctl
+ * @ctx: the running command.
+ * @argc: its arguments.
+ * @argv: its arguments.
+ * @req: the request.
+ * @arg: its argument, zeroed first.
+ * @size: the size of *@arg.
+ * @name: the request's name, for messages.
+ *
+ * Return: NVX_EXIT_OK, a usage error, or what nvx_ioctl() returned.
+ */
+int nvx_no_args_ioctl(struct nvx_ctx *ctx, int argc, char **argv,
+		      unsigned long req, void *arg, size_t size,
+		      const char *name)
+{
+	int ret;
+
+	ret = nvx_no_args(ctx, argc, argv);
+	if (ret)
+		return ret;
+	memset(arg, 0, size);
+	return nvx_ioctl(ctx, req, arg, name);
+}
+
 /* ----------------------------------------------------- library errors */
 
 /**
@@ -443,6 +470,72 @@ int nvx_uvm_report(struct nvx_uvm_vm *vm, int ret)
 	return NVX_UVM_EXIT_STOPPED;
 }
 
+/* -------------------------------------------------------- stop signals */
+
+/* The signal (SIGINT, SIGTERM) that asked the command to stop; 0: none. */
+static atomic_int nvx_stop_sig;
+
+static void nvx_stop_handler(int sig)
+{
+	atomic_store(&nvx_stop_sig, sig);
+}
+
+/**
+ * nvx_stop_catch() - catch SIGINT and SIGTERM, to stop at the next step
+ * @old: where to keep their actions, for nvx_stop_restore().
+ * @flags: sa_flags of the handler: SA_RESTART, or 0.
+ *
+ * Forgets a signal caught before.
+ */
+void nvx_stop_catch(struct nvx_stop_old *old, int flags)
+{
+	struct sigaction sa = { .sa_handler = nvx_stop_handler };
+
+	atomic_store(&nvx_stop_sig, 0);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = flags;
+	sigaction(SIGINT, &sa, &old->sigint);
+	sigaction(SIGTERM, &sa, &old->sigterm);
+}
+
+/**
+ * nvx_stop_signal() - did SIGINT or SIGTERM come?
+ *
+ * Return: the signal, or 0.
+ */
+int nvx_stop_signal(void)
+{
+	return atomic_load(&nvx_stop_sig);
+}
+
+/**
+ * nvx_stop_restore() - give SIGINT and SIGTERM back their actions
+ * @old: what nvx_stop_catch() kept.
+ */
+void nvx_stop_restore(const struct nvx_stop_old *old)
+{
+	sigaction(SIGINT, &old->sigint, NULL);
+	sigaction(SIGTERM, &old->sigterm, NULL);
+}
+
+/**
+ * nvx_stop_end() - restore SIGINT and SIGTERM, and report an interruption
+ * @ctx: the running command.
+ * @old: what nvx_stop_catch() kept.
+ *
+ * Return: NVX_EXIT_FAIL after a message when one of them came, else
+ * NVX_EXIT_OK.
+ */
+int nvx_stop_end(struct nvx_ctx *ctx, const struct nvx_stop_old *old)
+{
+	nvx_stop_restore(old);
+	if (!nvx_stop_signal())
+		return NVX_EXIT_OK;
+	nvx_err("%s: interrupted (%s)", ctx->path,
+		strsignal(nvx_stop_signal()));
+	return NVX_EXIT_FAIL;
+}
+
 /* ------------------------------------------------------------ options */
 
 /**
@@ -464,6 +557,29 @@ int nvx_opt_num(struct nvx_ctx *ctx, const char *name, const char *s,
 		return nvx_usage_error(ctx, "--%s: '%s' is not a number from %llu to %llu",
 				       name, s, min, max);
 	return NVX_EXIT_OK;
+}
+
+/**
+ * nvx_opt_u32() - nvx_opt_num() into a uint32_t
+ * @ctx: the running command.
+ * @name: the option's name without "--", for the message.
+ * @s: its argument.
+ * @min: the smallest value.
+ * @max: the largest value.
+ * @v: the value; untouched on error.
+ *
+ * Return: NVX_EXIT_OK, or a usage error.
+ */
+int nvx_opt_u32(struct nvx_ctx *ctx, const char *name, const char *s,
+		uint32_t min, uint32_t max, uint32_t *v)
+{
+	unsigned long long n;
+	int ret;
+
+	ret = nvx_opt_num(ctx, name, s, min, max, &n);
+	if (!ret)
+		*v = n;
+	return ret;
 }
 
 /**
@@ -600,6 +716,32 @@ void nvx_print_usage(FILE *f, const struct nvx_cmd *cmd, const char *path)
 	fputs("  -h, --help    show this help\n", f);
 }
 
+/* The top-level help of @prog. */
+static void nvx_print_prog_usage(FILE *f, const struct nvx_prog *prog)
+{
+	fprintf(f, "Usage: %s [OPTIONS] %s\n"
+		"       %s help %s\n"
+		"\n"
+		"%s\n"
+		"%s:\n",
+		prog->name, prog->args, prog->name, prog->help_args,
+		prog->about, prog->list_title);
+	nvx_print_cmd_list(f, prog->cmds);
+	fprintf(f, "\n"
+		"Options (also after %s):\n"
+		"  -j, --json         print one JSON object on stdout instead of\n"
+		"                     %s\n"
+		"  -p, --pretty       the same, pretty-printed (implies --json)\n"
+		"  -h, --help         show this help, or with %s its help\n"
+		"Options (before %s):\n"
+		"  -d, --device PATH  the nvx control device (default: $"
+		NVX_DEVICE_ENV ", else " NVX_DEFAULT_DEVICE ")\n"
+		"\n"
+		"%s",
+		prog->opts_after, prog->json_note, prog->top_arg, prog->top_arg,
+		prog->epilog);
+}
+
 /* Print the help of the command named by the words argv[0..argc). */
 static int nvx_help_words(struct nvx_ctx *ctx, const struct nvx_prog *prog,
 			  int argc, char **argv)
@@ -620,7 +762,7 @@ static int nvx_help_words(struct nvx_ctx *ctx, const struct nvx_prog *prog,
 		table = cmd->sub;
 	}
 	if (!cmd || cmd == &nvx_help_cmd)
-		prog->usage(stdout);
+		nvx_print_prog_usage(stdout, prog);
 	else
 		nvx_print_usage(stdout, cmd, ctx->path);
 	return NVX_EXIT_OK;
@@ -793,12 +935,3 @@ int nvx_main(const struct nvx_prog *prog, int argc, char **argv)
 	return ret;
 }
 
-/**
- * nvx_print_cmds() - the top-level commands of a program, for its usage
- * @f: where to.
- * @prog: the program.
- */
-void nvx_print_cmds(FILE *f, const struct nvx_prog *prog)
-{
-	nvx_print_cmd_list(f, prog->cmds);
-}

@@ -24,12 +24,8 @@ int cmd_version_show(struct nvx_ctx *ctx, int argc, char **argv)
 	char kver[32];
 	int ret;
 
-	ret = nvx_no_args(ctx, argc, argv);
-	if (ret)
-		return ret;
-
-	memset(&v, 0, sizeof(v));
-	ret = nvx_ioctl(ctx, NVX_IOC_VERSION, &v, "NVX_IOC_VERSION");
+	ret = nvx_no_args_ioctl(ctx, argc, argv, NVX_IOC_VERSION, &v,
+				sizeof(v), "NVX_IOC_VERSION");
 	if (ret)
 		return ret;
 
@@ -130,12 +126,8 @@ int cmd_features_show(struct nvx_ctx *ctx, int argc, char **argv)
 	struct nvx_features f;
 	int ret;
 
-	ret = nvx_no_args(ctx, argc, argv);
-	if (ret)
-		return ret;
-
-	memset(&f, 0, sizeof(f));
-	ret = nvx_ioctl(ctx, NVX_IOC_FEATURES, &f, "NVX_IOC_FEATURES");
+	ret = nvx_no_args_ioctl(ctx, argc, argv, NVX_IOC_FEATURES, &f,
+				sizeof(f), "NVX_IOC_FEATURES");
 	if (ret)
 		return ret;
 

@@ -4,6 +4,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "nvxtool.h"
@@ -24,38 +25,21 @@ void nvx_json_init(struct nvx_json *j, FILE *out)
 
 static void nvx_json_string(FILE *f, const char *s)
 {
+	/* the characters JSON escapes with a backslash, and their letters */
+	static const char esc[] = "\"\\\b\f\n\r\t";
+	static const char letter[] = "\"\\bfnrt";
 	const unsigned char *p;
+	const char *e;
 
 	fputc('"', f);
 	for (p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\b':
-			fputs("\\b", f);
-			break;
-		case '\f':
-			fputs("\\f", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
+		e = strchr(esc, *p);
+		if (e)
+			fprintf(f, "\\%c", letter[e - esc]);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
 	}
 	fputc('"', f);
 }
@@ -91,6 +75,22 @@ static void nvx_json_done(struct nvx_json *j)
 {
 	if (!j->depth)
 		fputc('\n', j->out);
+}
+
+/* A complete scalar value, written with printf() format @fmt. */
+static void nvx_json_printf(struct nvx_json *j, const char *key,
+			    const char *fmt, ...) __printf(3, 4);
+
+static void nvx_json_printf(struct nvx_json *j, const char *key,
+			    const char *fmt, ...)
+{
+	va_list ap;
+
+	nvx_json_key(j, key);
+	va_start(ap, fmt);
+	vfprintf(j->out, fmt, ap);
+	va_end(ap);
+	nvx_json_done(j);
 }
 
 static void nvx_json_open(struct nvx_json *j, const char *key, char open,
@@ -149,11 +149,6 @@ void nvx_json_end(struct nvx_json *j)
 void nvx_json_str(struct nvx_json *j, const char *key, const char *val)
 {
 	if (!val) {
-/**
- * nvx_json_null() - null
- * @j: the writer.
- * @key: the member's name in an object; NULL at the top and in arrays.
- */
 		nvx_json_null(j, key);
 		return;
 	}
@@ -170,9 +165,7 @@ void nvx_json_str(struct nvx_json *j, const char *key, const char *val)
  */
 void nvx_json_u64(struct nvx_json *j, const char *key, uint64_t val)
 {
-	nvx_json_key(j, key);
-	fprintf(j->out, "%llu", (unsigned long long)val);
-	nvx_json_done(j);
+	nvx_json_printf(j, key, "%llu", (unsigned long long)val);
 }
 
 /**
@@ -183,9 +176,7 @@ void nvx_json_u64(struct nvx_json *j, const char *key, uint64_t val)
  */
 void nvx_json_s64(struct nvx_json *j, const char *key, int64_t val)
 {
-	nvx_json_key(j, key);
-	fprintf(j->out, "%lld", (long long)val);
-	nvx_json_done(j);
+	nvx_json_printf(j, key, "%lld", (long long)val);
 }
 
 /**
@@ -196,9 +187,7 @@ void nvx_json_s64(struct nvx_json *j, const char *key, int64_t val)
  */
 void nvx_json_bool(struct nvx_json *j, const char *key, bool val)
 {
-	nvx_json_key(j, key);
-	fputs(val ? "true" : "false", j->out);
-	nvx_json_done(j);
+	nvx_json_printf(j, key, "%s", val ? "true" : "false");
 }
 
 /**
@@ -209,16 +198,17 @@ void nvx_json_bool(struct nvx_json *j, const char *key, bool val)
  */
 void nvx_json_hex(struct nvx_json *j, const char *key, uint64_t val)
 {
-	nvx_json_key(j, key);
-	fprintf(j->out, "\"0x%llx\"", (unsigned long long)val);
-	nvx_json_done(j);
+	nvx_json_printf(j, key, "\"0x%llx\"", (unsigned long long)val);
 }
 
+/**
+ * nvx_json_null() - null
+ * @j: the writer.
+ * @key: the member's name in an object; NULL at the top and in arrays.
+ */
 void nvx_json_null(struct nvx_json *j, const char *key)
 {
-	nvx_json_key(j, key);
-	fputs("null", j->out);
-	nvx_json_done(j);
+	nvx_json_printf(j, key, "null");
 }
 
 /**
@@ -239,7 +229,50 @@ void nvx_json_double(struct nvx_json *j, const char *key, double val)
 	snprintf(buf, sizeof(buf), "%.6g", val);
 	if (!strpbrk(buf, ".en"))
 		strcat(buf, ".0");
-	nvx_json_key(j, key);
-	fputs(buf, j->out);
-	nvx_json_done(j);
+	nvx_json_printf(j, key, "%s", buf);
+}
+
+/**
+ * nvx_json_fields() - members of a struct, by a table
+ * @j: the writer, inside an object.
+ * @base: the struct.
+ * @fields: its members to write, in order, ending with an empty entry.
+ *
+ * Each is written as nvx_json_u64() or nvx_json_double() would.
+ */
+void nvx_json_fields(struct nvx_json *j, const void *base,
+		     const struct nvx_json_field *fields)
+{
+	const struct nvx_json_field *f;
+
+	for (f = fields; f->key; f++) {
+		const char *p = (const char *)base + f->off;
+		uint64_t u64 = 0;
+		uint32_t u32;
+		uint16_t u16;
+		double d;
+
+		switch (f->size) {
+		case 0:
+			memcpy(&d, p, sizeof(d));
+			nvx_json_double(j, f->key, d);
+			continue;
+		case sizeof(uint8_t):
+			u64 = *(const uint8_t *)p;
+			break;
+		case sizeof(uint16_t):
+			memcpy(&u16, p, sizeof(u16));
+			u64 = u16;
+			break;
+		case sizeof(uint32_t):
+			memcpy(&u32, p, sizeof(u32));
+			u64 = u32;
+			break;
+		default:
+			assert(f->size == sizeof(u64));
+			memcpy(&u64, p, sizeof(u64));
+			break;
+		}
+		nvx_json_u64(j, f->key, u64);
+	}
 }

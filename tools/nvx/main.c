@@ -79,43 +79,26 @@ static const struct nvx_cmd nvx_objects[] = {
 	{ }
 };
 
-static const struct nvx_prog nvxtool;
-
-static void nvxtool_usage(FILE *f)
-{
-	fputs("Usage: nvxtool [OPTIONS] OBJECT { COMMAND | help }\n"
-	      "       nvxtool help [OBJECT [COMMAND]]\n"
-	      "\n"
-	      "Inspect and control nvx through its control device, /dev/nvx.\n"
-	      "Objects and commands may be abbreviated to a unique prefix.\n"
-	      "\n"
-	      "Objects:\n", f);
-	nvx_print_cmds(f, &nvxtool);
-	fputs("\n"
-	      "Options (also after OBJECT and COMMAND):\n"
-	      "  -j, --json         print one JSON object on stdout instead of\n"
-	      "                     text; a command without JSON output rejects it\n"
-	      "  -p, --pretty       the same, pretty-printed (implies --json)\n"
-	      "  -h, --help         show this help, or with OBJECT its help\n"
-	      "Options (before OBJECT):\n"
-	      "  -d, --device PATH  the nvx control device (default: $"
-	      NVX_DEVICE_ENV ", else " NVX_DEFAULT_DEVICE ")\n"
-	      "\n"
-	      "Benchmarks are a program of their own: nvx-bench.\n"
-	      "\n"
-	      "Exit status:\n"
-	      "  0  success\n"
-	      "  1  runtime failure: an ioctl failed, or the kernel does not know it\n"
-	      "  2  usage error: unknown object, command or option, bad argument\n"
-	      "  3  no nvx device: the kernel has no CONFIG_NVX, or the nvx module\n"
-	      "     is not loaded\n"
-	      "  4  permission denied on the nvx device\n", f);
-}
-
 static const struct nvx_prog nvxtool = {
 	.name = "nvxtool",
 	.top_word = "object",
-	.usage = nvxtool_usage,
+	.top_arg = "OBJECT",
+	.args = "OBJECT { COMMAND | help }",
+	.help_args = "[OBJECT [COMMAND]]",
+	.about = "Inspect and control nvx through its control device, /dev/nvx.\n"
+		 "Objects and commands may be abbreviated to a unique prefix.\n",
+	.list_title = "Objects",
+	.opts_after = "OBJECT and COMMAND",
+	.json_note = "text; a command without JSON output rejects it",
+	.epilog = "Benchmarks are a program of their own: nvx-bench.\n"
+		  "\n"
+		  "Exit status:\n"
+		  "  0  success\n"
+		  "  1  runtime failure: an ioctl failed, or the kernel does not know it\n"
+		  "  2  usage error: unknown object, command or option, bad argument\n"
+		  "  3  no nvx device: the kernel has no CONFIG_NVX, or the nvx module\n"
+		  "     is not loaded\n"
+		  "  4  permission denied on the nvx device\n",
 	.cmds = nvx_objects,
 };
 

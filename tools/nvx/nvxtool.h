@@ -26,6 +26,7 @@
 #ifndef _NVXTOOL_H
 #define _NVXTOOL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -103,13 +104,29 @@ struct nvx_cmd {
  * struct nvx_prog - a program built on the dispatcher (nvx_main())
  * @name: its name, for usage and messages.
  * @top_word: what the words of @cmds are, for messages: "object".
- * @usage: prints its top-level help.
+ * @top_arg: the same in its usage: "OBJECT".
+ * @args: its arguments after the options: "OBJECT { COMMAND | help }".
+ * @help_args: the arguments of its help: "[OBJECT [COMMAND]]".
+ * @about: what it does, the lines after the synopsis.
+ * @list_title: the title of the list of @cmds: "Objects".
+ * @opts_after: where else the common options go: "OBJECT and COMMAND".
+ * @json_note: the second line of -j's help.
+ * @epilog: the lines after the options.
  * @cmds: its objects, ending with an empty entry.
+ *
+ * nvx_main() prints its top-level help from these.
  */
 struct nvx_prog {
 	const char *name;
 	const char *top_word;
-	void (*usage)(FILE *f);
+	const char *top_arg;
+	const char *args;
+	const char *help_args;
+	const char *about;
+	const char *list_title;
+	const char *opts_after;
+	const char *json_note;
+	const char *epilog;
 	const struct nvx_cmd *cmds;
 };
 
@@ -142,7 +159,6 @@ void nvx_try_help(const char *path);
 extern const char *nvx_prog;
 
 int nvx_main(const struct nvx_prog *prog, int argc, char **argv);
-void nvx_print_cmds(FILE *f, const struct nvx_prog *prog);
 
 /*
  * Report a bad command line for the running command, point at its --help,
@@ -174,6 +190,14 @@ int nvx_ioctl(struct nvx_ctx *ctx, unsigned long req, void *arg,
 	      const char *name);
 
 /*
+ * For a command without arguments that reads one ioctl: nvx_no_args(),
+ * then @arg (@size bytes) zeroed, then nvx_ioctl(). Return: as those.
+ */
+int nvx_no_args_ioctl(struct nvx_ctx *ctx, int argc, char **argv,
+		      unsigned long req, void *arg, size_t size,
+		      const char *name);
+
+/*
  * nvx_parse_size() - parse a size in bytes
  * Decimal digits, optionally followed by K, M, G or T (powers of 1024),
  * then optionally "i", and then optionally "B"; case-insensitive: "4096",
@@ -199,6 +223,10 @@ int nvx_parse_uint(const char *s, unsigned long long max,
 int nvx_opt_num(struct nvx_ctx *ctx, const char *name, const char *s,
 		unsigned long long min, unsigned long long max,
 		unsigned long long *v);
+
+/* nvx_opt_num() into a uint32_t; *@v is untouched on error. */
+int nvx_opt_u32(struct nvx_ctx *ctx, const char *name, const char *s,
+		uint32_t min, uint32_t max, uint32_t *v);
 
 /* After getopt_long(): a usage error when arguments are left. */
 int nvx_getopt_done(struct nvx_ctx *ctx, int argc, char **argv);
@@ -239,6 +267,59 @@ void nvx_json_hex(struct nvx_json *j, const char *key, uint64_t val);
 void nvx_json_null(struct nvx_json *j, const char *key);
 /* A number with up to 6 significant digits; null when not finite. */
 void nvx_json_double(struct nvx_json *j, const char *key, double val);
+
+/**
+ * struct nvx_json_field - a member of a struct, for nvx_json_fields()
+ * @key: its name in JSON.
+ * @off: its offset in the struct.
+ * @size: the size of an unsigned integer member (1, 2, 4 or 8), written
+ *	as nvx_json_u64(); 0 for a double, written as nvx_json_double().
+ */
+struct nvx_json_field {
+	const char *key;
+	size_t off;
+	size_t size;
+};
+
+/* An unsigned integer member of struct @type, named in JSON as in C. */
+#define NVX_JSON_UINT(type, member)					\
+	{ #member, offsetof(type, member), sizeof(((type *)0)->member) }
+/* The same, named @key in JSON. */
+#define NVX_JSON_UINT_AS(type, key, member)				\
+	{ key, offsetof(type, member), sizeof(((type *)0)->member) }
+/* A double member of struct @type, named @key in JSON. */
+#define NVX_JSON_DOUBLE(type, key, member)				\
+	{ key, offsetof(type, member), 0 }
+
+/*
+ * Write the members of *@base that @fields (ending with an empty entry)
+ * name, in their order, into the open object.
+ */
+void nvx_json_fields(struct nvx_json *j, const void *base,
+		     const struct nvx_json_field *fields);
+
+/**
+ * struct nvx_stop_old - what SIGINT and SIGTERM did before nvx_stop_catch()
+ * @sigint: SIGINT's action.
+ * @sigterm: SIGTERM's action.
+ */
+struct nvx_stop_old {
+	struct sigaction sigint;
+	struct sigaction sigterm;
+};
+
+/*
+ * SIGINT and SIGTERM ask a long command to stop at its next step:
+ * nvx_stop_catch() catches them (@flags: sa_flags, SA_RESTART or 0) and
+ * forgets any earlier one, nvx_stop_signal() says which came (0: none),
+ * nvx_stop_restore() puts back their actions. nvx_stop_end() restores
+ * them too, then reports an interruption: NVX_EXIT_FAIL after
+ * "interrupted (SIGNAL)", else NVX_EXIT_OK.
+ */
+void nvx_stop_catch(struct nvx_stop_old *old, int flags);
+int nvx_stop_signal(void);
+void nvx_stop_restore(const struct nvx_stop_old *old);
+int nvx_stop_end(struct nvx_ctx *ctx, const struct nvx_stop_old *old);
 
 /* How a user VM ended, for uvm run and nvx-bench uvm: see common.c. */
 #define NVX_UVM_EXIT_STOPPED	125	/* uvm run: the VM was stopped */

@@ -45,6 +45,22 @@ static void nvx_pool_perror(struct nvx_ctx *ctx, unsigned long req,
 		nvx_err("%s: %s", ctx->path, strerror(err));
 }
 
+/* Open the device and read the pool's counters summed over its nodes. */
+static int nvx_pool_stats_sum(struct nvx_ctx *ctx, struct nvx_pool_stats *s)
+{
+	int ret, err;
+
+	ret = nvx_open_device(ctx);
+	if (ret)
+		return ret;
+	err = -nvx_pool_stats_get(ctx->fd, NVX_NODE_ANY, s);
+	if (err) {
+		nvx_pool_perror(ctx, NVX_IOC_POOL_STATS, NVX_NODE_ANY, err);
+		return NVX_EXIT_FAIL;
+	}
+	return NVX_EXIT_OK;
+}
+
 static const char *nvx_node_name(char *buf, size_t size, uint32_t node)
 {
 	if (node == NVX_NODE_ANY)
@@ -315,16 +331,10 @@ static int cmd_pool_show(struct nvx_ctx *ctx, int argc, char **argv)
 	ret = nvx_pool_parse(ctx, argc, argv, nvx_node_opts, false, &a);
 	if (ret)
 		return ret;
-	ret = nvx_open_device(ctx);
+	/* the sum first: it tells nr_nodes and the chunk size */
+	ret = nvx_pool_stats_sum(ctx, &any);
 	if (ret)
 		return ret;
-
-	/* the sum first: it tells nr_nodes and the chunk size */
-	err = -nvx_pool_stats_get(ctx->fd, NVX_NODE_ANY, &any);
-	if (err) {
-		nvx_pool_perror(ctx, NVX_IOC_POOL_STATS, NVX_NODE_ANY, err);
-		return NVX_EXIT_FAIL;
-	}
 	if (a.node != NVX_NODE_ANY) {
 		first = a.node;
 		last = a.node;
@@ -416,23 +426,34 @@ static const char nvx_pool_stats_usage[] =
 	"\"counters\" (the others, as numbers), and \"scrub_mib_per_s\" (null\n"
 	"until the scrubber has run): the shape of srq stats.\n";
 
+/* The "counters" of pool stats --json, in their order. */
+static const struct nvx_json_field nvx_pool_counter_fields[] = {
+	NVX_JSON_UINT(struct nvx_pool_stats, total_bytes),
+	NVX_JSON_UINT(struct nvx_pool_stats, clean_bytes),
+	NVX_JSON_UINT(struct nvx_pool_stats, dirty_bytes),
+	NVX_JSON_UINT(struct nvx_pool_stats, granted_bytes),
+	NVX_JSON_UINT(struct nvx_pool_stats, grants),
+	NVX_JSON_UINT(struct nvx_pool_stats, grants_live),
+	NVX_JSON_UINT(struct nvx_pool_stats, grant_failures),
+	NVX_JSON_UINT(struct nvx_pool_stats, scrubbed_bytes),
+	NVX_JSON_UINT(struct nvx_pool_stats, scrub_ns),
+	NVX_JSON_UINT(struct nvx_pool_stats, sync_zeroed_bytes),
+	NVX_JSON_UINT(struct nvx_pool_stats, chunks),
+	{ }
+};
+
 static int cmd_pool_stats(struct nvx_ctx *ctx, int argc, char **argv)
 {
 	struct nvx_pool_stats s;
 	double mibps = 0;
-	int ret, err;
+	int ret;
 
 	ret = nvx_no_args(ctx, argc, argv);
 	if (ret)
 		return ret;
-	ret = nvx_open_device(ctx);
+	ret = nvx_pool_stats_sum(ctx, &s);
 	if (ret)
 		return ret;
-	err = -nvx_pool_stats_get(ctx->fd, NVX_NODE_ANY, &s);
-	if (err) {
-		nvx_pool_perror(ctx, NVX_IOC_POOL_STATS, NVX_NODE_ANY, err);
-		return NVX_EXIT_FAIL;
-	}
 	if (s.scrub_ns)
 		mibps = ((double)s.scrubbed_bytes / NVX_MIB) /
 			((double)s.scrub_ns / 1e9);
@@ -444,17 +465,7 @@ static int cmd_pool_stats(struct nvx_ctx *ctx, int argc, char **argv)
 		nvx_json_u64(j, "nr_nodes", s.nr_nodes);
 		nvx_json_u64(j, "piece_bytes", s.piece_bytes);
 		nvx_json_object_begin(j, "counters");
-		nvx_json_u64(j, "total_bytes", s.total_bytes);
-		nvx_json_u64(j, "clean_bytes", s.clean_bytes);
-		nvx_json_u64(j, "dirty_bytes", s.dirty_bytes);
-		nvx_json_u64(j, "granted_bytes", s.granted_bytes);
-		nvx_json_u64(j, "grants", s.grants);
-		nvx_json_u64(j, "grants_live", s.grants_live);
-		nvx_json_u64(j, "grant_failures", s.grant_failures);
-		nvx_json_u64(j, "scrubbed_bytes", s.scrubbed_bytes);
-		nvx_json_u64(j, "scrub_ns", s.scrub_ns);
-		nvx_json_u64(j, "sync_zeroed_bytes", s.sync_zeroed_bytes);
-		nvx_json_u64(j, "chunks", s.chunks);
+		nvx_json_fields(j, &s, nvx_pool_counter_fields);
 		nvx_json_end(j);
 		if (s.scrub_ns)
 			nvx_json_double(j, "scrub_mib_per_s", mibps);
@@ -491,21 +502,13 @@ static int cmd_pool_stats(struct nvx_ctx *ctx, int argc, char **argv)
 
 /* --------------------------------------------------------------- grant */
 
-static atomic_int nvx_hold_signal;
-
-static void nvx_hold_handler(int sig)
-{
-	atomic_store(&nvx_hold_signal, sig);
-}
-
 /*
  * Wait until stdin reaches EOF (or fails), or SIGINT or SIGTERM comes.
  * Return: the signal, or 0 for EOF.
  */
 static int nvx_hold(void)
 {
-	struct sigaction sa = { .sa_handler = nvx_hold_handler };
-	struct sigaction old_int, old_term;
+	struct nvx_stop_old old;
 	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 	sigset_t block, orig, pending;
 	char buf[256];
@@ -516,11 +519,9 @@ static int nvx_hold(void)
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	sigprocmask(SIG_BLOCK, &block, &orig);
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	nvx_stop_catch(&old, 0);
 
-	while (!atomic_load(&nvx_hold_signal)) {
+	while (!nvx_stop_signal()) {
 		if (ppoll(&pfd, 1, NULL, &orig) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -543,10 +544,9 @@ static int nvx_hold(void)
 			sigsuspend(&orig);
 	}
 
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	nvx_stop_restore(&old);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
-	return atomic_load(&nvx_hold_signal);
+	return nvx_stop_signal();
 }
 
 static const char nvx_grant_create_usage[] =

@@ -136,6 +136,19 @@ static void nvx_srq_print_params(const struct nvx_srq_params *p)
 	printf("  %-12s %u strides posted\n", "low_water", p->low_water);
 }
 
+/* The numbers of the parameters in JSON, after the flags. */
+static const struct nvx_json_field nvx_srq_param_fields[] = {
+	NVX_JSON_UINT(struct nvx_srq_params, nr_queues),
+	NVX_JSON_UINT(struct nvx_srq_params, nr_bufs),
+	NVX_JSON_UINT(struct nvx_srq_params, buf_size),
+	NVX_JSON_UINT(struct nvx_srq_params, stride_size),
+	NVX_JSON_UINT(struct nvx_srq_params, cq_entries),
+	NVX_JSON_UINT(struct nvx_srq_params, rel_entries),
+	NVX_JSON_UINT(struct nvx_srq_params, nr_rel_rings),
+	NVX_JSON_UINT(struct nvx_srq_params, low_water),
+	{ }
+};
+
 static void nvx_srq_json_params(struct nvx_json *j, const char *key,
 				const struct nvx_srq_params *p)
 {
@@ -143,14 +156,7 @@ static void nvx_srq_json_params(struct nvx_json *j, const char *key,
 	nvx_json_hex(j, "flags", p->flags);
 	nvx_json_bool(j, "per_queue", p->flags & NVX_SRQ_PER_QUEUE);
 	nvx_json_bool(j, "poison", p->flags & NVX_SRQ_POISON);
-	nvx_json_u64(j, "nr_queues", p->nr_queues);
-	nvx_json_u64(j, "nr_bufs", p->nr_bufs);
-	nvx_json_u64(j, "buf_size", p->buf_size);
-	nvx_json_u64(j, "stride_size", p->stride_size);
-	nvx_json_u64(j, "cq_entries", p->cq_entries);
-	nvx_json_u64(j, "rel_entries", p->rel_entries);
-	nvx_json_u64(j, "nr_rel_rings", p->nr_rel_rings);
-	nvx_json_u64(j, "low_water", p->low_water);
+	nvx_json_fields(j, p, nvx_srq_param_fields);
 	nvx_json_end(j);
 }
 
@@ -269,14 +275,12 @@ static int nvx_srq_parse(struct nvx_ctx *ctx, int argc, char **argv,
 			ret = nvx_srq_dev(ctx, optarg, &a->dev);
 			break;
 		case NVX_OPT_QUEUES:
-			ret = nvx_opt_num(ctx, "queues", optarg, 1,
-					  NVX_SRQ_MAX_QUEUES, &v);
-			a->p.nr_queues = v;
+			ret = nvx_opt_u32(ctx, "queues", optarg, 1,
+					  NVX_SRQ_MAX_QUEUES, &a->p.nr_queues);
 			break;
 		case NVX_OPT_BUFS:
-			ret = nvx_opt_num(ctx, "bufs", optarg, 1,
-					  NVX_SRQ_MAX_BUFS, &v);
-			a->p.nr_bufs = v;
+			ret = nvx_opt_u32(ctx, "bufs", optarg, 1,
+					  NVX_SRQ_MAX_BUFS, &a->p.nr_bufs);
 			break;
 		case NVX_OPT_BUF_SIZE:
 			ret = nvx_srq_pow2(ctx, "buf-size", optarg,
@@ -302,14 +306,12 @@ static int nvx_srq_parse(struct nvx_ctx *ctx, int argc, char **argv,
 			a->recv = v;
 			break;
 		case NVX_OPT_HOLD:
-			ret = nvx_opt_num(ctx, "hold", optarg, 0,
-					  NVX_SRQ_MAX_HOLD, &v);
-			a->hold = v;
+			ret = nvx_opt_u32(ctx, "hold", optarg, 0,
+					  NVX_SRQ_MAX_HOLD, &a->hold);
 			break;
 		case NVX_OPT_QUEUE:
-			ret = nvx_opt_num(ctx, "queue", optarg, 0,
-					  NVX_SRQ_MAX_QUEUES - 1, &v);
-			a->queue = v;
+			ret = nvx_opt_u32(ctx, "queue", optarg, 0,
+					  NVX_SRQ_MAX_QUEUES - 1, &a->queue);
 			break;
 		case NVX_OPT_COUNT:
 			ret = nvx_opt_num(ctx, "count", optarg, 1,
@@ -317,14 +319,12 @@ static int nvx_srq_parse(struct nvx_ctx *ctx, int argc, char **argv,
 			a->count = v;
 			break;
 		case NVX_OPT_SIZE:
-			ret = nvx_opt_num(ctx, "size", optarg, NVX_FRAME_HDRS,
-					  NVX_FRAME_MAX, &v);
-			a->size = v;
+			ret = nvx_opt_u32(ctx, "size", optarg, NVX_FRAME_HDRS,
+					  NVX_FRAME_MAX, &a->size);
 			break;
 		case NVX_OPT_FLOWS:
-			ret = nvx_opt_num(ctx, "flows", optarg, 1,
-					  NVX_SEND_MAX_FLOWS, &v);
-			a->flows = v;
+			ret = nvx_opt_u32(ctx, "flows", optarg, 1,
+					  NVX_SEND_MAX_FLOWS, &a->flows);
 			break;
 		default:
 			return nvx_getopt_error(ctx, c, argv);
@@ -341,13 +341,6 @@ static int nvx_srq_parse(struct nvx_ctx *ctx, int argc, char **argv,
 }
 
 /* ---------------------------------------------------------- srq create */
-
-static atomic_int nvx_srq_signal;
-
-static void nvx_srq_handler(int sig)
-{
-	atomic_store(&nvx_srq_signal, sig);
-}
 
 /**
  * struct nvx_srq_recv - what srq create --recv took
@@ -369,6 +362,29 @@ struct nvx_srq_recv {
 	uint64_t garbage;
 	uint64_t *per_queue;
 	uint64_t ns;
+};
+
+/* srq create --json: "layout", and "recv" before its "per_queue". */
+static const struct nvx_json_field nvx_srq_layout_fields[] = {
+	NVX_JSON_UINT(struct nvx_srq_layout, ring_bytes),
+	NVX_JSON_UINT(struct nvx_srq_layout, cq_offset),
+	NVX_JSON_UINT(struct nvx_srq_layout, cq_bytes),
+	NVX_JSON_UINT(struct nvx_srq_layout, rel_offset),
+	NVX_JSON_UINT(struct nvx_srq_layout, rel_bytes),
+	NVX_JSON_UINT(struct nvx_srq_layout, buf_offset),
+	NVX_JSON_UINT(struct nvx_srq_layout, buf_bytes),
+	{ }
+};
+
+static const struct nvx_json_field nvx_srq_recv_fields[] = {
+	NVX_JSON_UINT(struct nvx_srq_recv, frames),
+	NVX_JSON_UINT(struct nvx_srq_recv, bytes),
+	NVX_JSON_UINT(struct nvx_srq_recv, fillers),
+	NVX_JSON_UINT(struct nvx_srq_recv, truncated),
+	NVX_JSON_UINT(struct nvx_srq_recv, bad),
+	NVX_JSON_UINT_AS(struct nvx_srq_recv, "release_garbage", garbage),
+	NVX_JSON_UINT(struct nvx_srq_recv, ns),
+	{ }
 };
 
 static const char *nvx_srq_cqe_flags(const struct nvx_srq_cqe *c, bool ok)
@@ -462,11 +478,11 @@ static int nvx_srq_recv(struct nvx_ctx *ctx, const struct nvx_srq_set *s,
 			r->ns = now - t0;
 			continue;
 		}
-		if (atomic_load(&nvx_srq_signal)) {
+		if (nvx_stop_signal()) {
 			fflush(stdout);
 			nvx_err("%s: interrupted (%s) after %llu of %llu frames",
 				ctx->path,
-				strsignal(atomic_load(&nvx_srq_signal)),
+				strsignal(nvx_stop_signal()),
 				(unsigned long long)r->frames,
 				(unsigned long long)want);
 			return NVX_EXIT_FAIL;
@@ -491,7 +507,7 @@ static int nvx_srq_hold(unsigned int seconds)
 	uint64_t end = nvx_now_ns() + seconds * NVX_NSEC_PER_SEC, now, left;
 	struct timespec ts;
 
-	while (!atomic_load(&nvx_srq_signal) && (now = nvx_now_ns()) < end) {
+	while (!nvx_stop_signal() && (now = nvx_now_ns()) < end) {
 		left = end - now;
 		if (left > 100 * NVX_NSEC_PER_MSEC)
 			left = 100 * NVX_NSEC_PER_MSEC;
@@ -499,7 +515,7 @@ static int nvx_srq_hold(unsigned int seconds)
 		ts.tv_nsec = left;
 		nanosleep(&ts, NULL);
 	}
-	return atomic_load(&nvx_srq_signal);
+	return nvx_stop_signal();
 }
 
 static void nvx_srq_create_print(struct nvx_ctx *ctx, const char *dev,
@@ -533,23 +549,11 @@ static void nvx_srq_create_print(struct nvx_ctx *ctx, const char *dev,
 	nvx_json_u64(j, "grant_bytes", s->granted);
 	nvx_srq_json_params(j, "params", &s->p);
 	nvx_json_object_begin(j, "layout");
-	nvx_json_u64(j, "ring_bytes", l->ring_bytes);
-	nvx_json_u64(j, "cq_offset", l->cq_offset);
-	nvx_json_u64(j, "cq_bytes", l->cq_bytes);
-	nvx_json_u64(j, "rel_offset", l->rel_offset);
-	nvx_json_u64(j, "rel_bytes", l->rel_bytes);
-	nvx_json_u64(j, "buf_offset", l->buf_offset);
-	nvx_json_u64(j, "buf_bytes", l->buf_bytes);
+	nvx_json_fields(j, l, nvx_srq_layout_fields);
 	nvx_json_end(j);
 	if (r) {
 		nvx_json_object_begin(j, "recv");
-		nvx_json_u64(j, "frames", r->frames);
-		nvx_json_u64(j, "bytes", r->bytes);
-		nvx_json_u64(j, "fillers", r->fillers);
-		nvx_json_u64(j, "truncated", r->truncated);
-		nvx_json_u64(j, "bad", r->bad);
-		nvx_json_u64(j, "release_garbage", r->garbage);
-		nvx_json_u64(j, "ns", r->ns);
+		nvx_json_fields(j, r, nvx_srq_recv_fields);
 		nvx_json_array_begin(j, "per_queue");
 		for (q = 0; q < s->p.nr_queues; q++)
 			nvx_json_u64(j, NULL, r->per_queue[q]);
@@ -606,8 +610,7 @@ static int nvx_srq_check_params(struct nvx_ctx *ctx,
 static int cmd_srq_create(struct nvx_ctx *ctx, int argc, char **argv)
 {
 	struct nvx_srq_args a = { .p.nr_queues = NVX_SRQ_DEF_QUEUES };
-	struct sigaction sa = { .sa_handler = nvx_srq_handler };
-	struct sigaction old_int, old_term;
+	struct nvx_stop_old old;
 	struct nvx_srq_recv r = { 0 };
 	struct nvx_srq_set s = { .fd = -1 };
 	char h[NVX_FMT_BYTES_LEN], h2[NVX_FMT_BYTES_LEN];
@@ -636,10 +639,7 @@ static int cmd_srq_create(struct nvx_ctx *ctx, int argc, char **argv)
 	}
 
 	/* SIGINT and SIGTERM end --recv (a failure) and --hold (not one) */
-	atomic_store(&nvx_srq_signal, 0);
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	nvx_stop_catch(&old, 0);
 
 	err = -nvx_srq_open(ctx->fd, &s, ifindex, NVX_NODE_ANY, &a.p, true, &step);
 	if (err) {
@@ -682,8 +682,7 @@ static int cmd_srq_create(struct nvx_ctx *ctx, int argc, char **argv)
 	}
 out:
 	nvx_srq_close(&s);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	nvx_stop_restore(&old);
 	free(r.per_queue);
 	return ret;
 }

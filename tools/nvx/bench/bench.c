@@ -15,67 +15,40 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench.h"
 
+/* A benchmark NAME: its usage nvx_bench_NAME_usage, cmd_bench_NAME. */
+#define NVX_BENCH(bench, what)						\
+	{								\
+		.name = #bench,						\
+		.summary = what,					\
+		.usage = nvx_bench_##bench##_usage,			\
+		.fn = cmd_bench_##bench,				\
+	}
+
 static const struct nvx_cmd nvx_benchs[] = {
-	{
-		.name = "grant",
-		.summary = "time nvx grants against the kernel's other ways to get zeroed memory",
-	.usage = nvx_bench_grant_usage,
-		.fn = cmd_bench_grant,
-	},
-	{
-		.name = "uvm",
-		.summary = "user VMs: fast path vs slow path, cold start",
-		.usage = nvx_bench_uvm_usage,
-		.fn = cmd_bench_uvm,
-	},
-	{
-		.name = "uintr",
-		.summary = "time nvx user interrupts against signals and eventfd",
-		.usage = nvx_bench_uintr_usage,
-		.fn = cmd_bench_uintr,
-	},
-	{
-		.name = "srq",
-		.summary = "measure nvx shared RX buffers against per-queue buffers and AF_PACKET",
-		.usage = nvx_bench_srq_usage,
-		.fn = cmd_bench_srq,
-	},
+	NVX_BENCH(grant, "time nvx grants against the kernel's other ways to get zeroed memory"),
+	NVX_BENCH(uvm, "user VMs: fast path vs slow path, cold start"),
+	NVX_BENCH(uintr, "time nvx user interrupts against signals and eventfd"),
+	NVX_BENCH(srq, "measure nvx shared RX buffers against per-queue buffers and AF_PACKET"),
 	{ }
 };
-
-static const struct nvx_prog nvx_bench;
-
-static void nvx_bench_usage(FILE *f)
-{
-	fputs("Usage: nvx-bench [OPTIONS] BENCHMARK [ARGS...]\n"
-	      "       nvx-bench help [BENCHMARK]\n"
-	      "\n"
-	      "Benchmarks of nvx against what the kernel offers without it.\n"
-	      "A benchmark may be abbreviated to a unique prefix.\n"
-	      "\n"
-	      "Benchmarks:\n", f);
-	nvx_print_cmds(f, &nvx_bench);
-	fputs("\n"
-	      "Options (also after BENCHMARK):\n"
-	      "  -j, --json         print one JSON object on stdout instead of\n"
-	      "                     text; its numeric \"headline\" is the result\n"
-	      "  -p, --pretty       the same, pretty-printed (implies --json)\n"
-	      "  -h, --help         show this help, or with BENCHMARK its help\n"
-	      "Options (before BENCHMARK):\n"
-	      "  -d, --device PATH  the nvx control device (default: $"
-	      NVX_DEVICE_ENV ", else " NVX_DEFAULT_DEVICE ")\n"
-	      "\n"
-	      "Exit status: as for nvxtool (0 success, 1 failure, 2 usage\n"
-	      "error, 3 no nvx device, 4 permission denied).\n", f);
-}
 
 static const struct nvx_prog nvx_bench = {
 	.name = "nvx-bench",
 	.top_word = "benchmark",
-	.usage = nvx_bench_usage,
+	.top_arg = "BENCHMARK",
+	.args = "BENCHMARK [ARGS...]",
+	.help_args = "[BENCHMARK]",
+	.about = "Benchmarks of nvx against what the kernel offers without it.\n"
+		 "A benchmark may be abbreviated to a unique prefix.\n",
+	.list_title = "Benchmarks",
+	.opts_after = "BENCHMARK",
+	.json_note = "text; its numeric \"headline\" is the result",
+	.epilog = "Exit status: as for nvxtool (0 success, 1 failure, 2 usage\n"
+		  "error, 3 no nvx device, 4 permission denied).\n",
 	.cmds = nvx_benchs,
 };
 
@@ -133,6 +106,27 @@ double nvx_bench_pct_ms(const uint64_t *v, unsigned int n, double p)
 double nvx_bench_div(double num, double den)
 {
 	return den > 0 ? num / den : NAN;
+}
+
+/**
+ * nvx_bench_cpus() - the CPUs of a benchmark's two threads
+ * @ctx: the benchmark.
+ * @cpu: nvx_two_cpus()'s choice.
+ * @same_cpu: set when this process may use one CPU only.
+ *
+ * Return: NVX_EXIT_OK, or NVX_EXIT_FAIL after a message.
+ */
+int nvx_bench_cpus(struct nvx_ctx *ctx, int cpu[2], bool *same_cpu)
+{
+	int ncpus = nvx_two_cpus(cpu);
+
+	if (ncpus < 0) {
+		nvx_err("%s: which CPUs may this process use? %s", ctx->path,
+			strerror(-ncpus));
+		return NVX_EXIT_FAIL;
+	}
+	*same_cpu = ncpus < 2;
+	return NVX_EXIT_OK;
 }
 
 int main(int argc, char **argv)

@@ -12,6 +12,7 @@
 #ifndef _NVX_BENCH_H
 #define _NVX_BENCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "nvxtool.h"
@@ -33,5 +34,7 @@ uint64_t nvx_bench_median(uint64_t *v, unsigned int n);
 double nvx_bench_pct_ms(const uint64_t *v, unsigned int n, double p);
 /* @num / @den, or NAN unless @den > 0. */
 double nvx_bench_div(double num, double den);
+/* nvx_two_cpus() for a benchmark: NVX_EXIT_OK, or a failure reported. */
+int nvx_bench_cpus(struct nvx_ctx *ctx, int cpu[2], bool *same_cpu);
 
 #endif /* _NVX_BENCH_H */

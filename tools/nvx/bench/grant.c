@@ -151,18 +151,6 @@ struct nvx_bench {
 	uint64_t scrub_rate;
 };
 
-static atomic_int nvx_bench_signal;
-
-static void nvx_bench_handler(int sig)
-{
-	atomic_store(&nvx_bench_signal, sig);
-}
-
-static bool nvx_bench_stopped(void)
-{
-	return atomic_load(&nvx_bench_signal);
-}
-
 static uint64_t nvx_round_up(uint64_t v, uint64_t to)
 {
 	return (v + to - 1) / to * to;
@@ -387,7 +375,7 @@ static int nvx_bench_wait_clean(struct nvx_bench *b, uint64_t poll_ns,
 				*at_ns = now;
 			return NVX_EXIT_OK;
 		}
-		if (nvx_bench_stopped())
+		if (nvx_stop_signal())
 			return NVX_EXIT_FAIL;
 		if (s.dirty_bytes < last) {
 			last = s.dirty_bytes;
@@ -571,7 +559,7 @@ static int nvx_bench_measure(struct nvx_bench *b, struct nvx_bench_size *sz)
 				ret = nvx_bench_run_anon(b, m, sz->bytes, v);
 			if (ret)
 				return ret;
-			if (nvx_bench_stopped())
+			if (nvx_stop_signal())
 				return NVX_EXIT_FAIL;
 		}
 		/* nvx again, split into its setup and the writes */
@@ -673,7 +661,7 @@ static int nvx_bench_body(struct nvx_bench *b, uint64_t size,
 
 		if (c <= size)
 			continue;
-		if (nvx_bench_stopped())
+		if (nvx_stop_signal())
 			return NVX_EXIT_FAIL;
 		ret = nvx_bench_make_room(b, c, why, sizeof(why));
 		if (ret == 1) {
@@ -891,8 +879,7 @@ int cmd_bench_grant(struct nvx_ctx *ctx, int argc, char **argv)
 		.runs = NVX_BENCH_RUNS,
 		.gup_fd = -1,
 	};
-	struct sigaction sa = { .sa_handler = nvx_bench_handler };
-	struct sigaction old_int, old_term;
+	struct nvx_stop_old old;
 	char h[NVX_FMT_BYTES_LEN], h2[NVX_FMT_BYTES_LEN];
 	uint64_t size = NVX_BENCH_SIZE, added;
 	struct nvx_pool_stats s;
@@ -934,11 +921,7 @@ int cmd_bench_grant(struct nvx_ctx *ctx, int argc, char **argv)
 	nvx_bench_probe(&b);
 
 	/* stop at the next step on SIGINT or SIGTERM, and clean up */
-	atomic_store(&nvx_bench_signal, 0);
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	nvx_stop_catch(&old, SA_RESTART);
 
 	ret = nvx_bench_body(&b, size, size_given);
 
@@ -958,13 +941,8 @@ int cmd_bench_grant(struct nvx_ctx *ctx, int argc, char **argv)
 	free(b.samples);
 	b.samples = NULL;
 
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	if (nvx_bench_stopped()) {
-		nvx_err("%s: interrupted (%s)", ctx->path,
-			strsignal(atomic_load(&nvx_bench_signal)));
+	if (nvx_stop_end(ctx, &old))
 		return NVX_EXIT_FAIL;
-	}
 	if (ret)
 		return ret;
 	if (ctx->json)

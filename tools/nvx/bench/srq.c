@@ -46,24 +46,6 @@ const char * const nvx_sb_method_names[NVX_SB_METHODS] = {
 	[NVX_SB_PACKET]	= "af_packet",
 };
 
-/* The signal (SIGINT, SIGTERM) that stops the bench at its next step. */
-static atomic_int nvx_sb_signal;
-
-static void nvx_sb_handler(int sig)
-{
-	atomic_store(&nvx_sb_signal, sig);
-}
-
-/**
- * nvx_sb_stopped() - did SIGINT or SIGTERM come?
- *
- * Return: true when the bench must stop at its next step.
- */
-bool nvx_sb_stopped(void)
-{
-	return atomic_load(&nvx_sb_signal);
-}
-
 /**
  * nvx_sb_progress() - a progress line on stderr, when it is a terminal
  * @b: the bench.
@@ -398,7 +380,7 @@ static int nvx_sb_try(struct nvx_sb *b, struct nvx_tx *tx, int shape,
 	struct nvx_srq_stats st;
 	int ret;
 
-	if (nvx_sb_stopped())
+	if (nvx_stop_signal())
 		return NVX_EXIT_FAIL;
 	nvx_sb_params(shape, row->queues,
 		      shape == NVX_SB_PER_QUEUE ? n * row->queues : n, &p);
@@ -541,7 +523,7 @@ static int nvx_sb_body(struct nvx_sb *b)
 	}
 	for (m = 0; m < NVX_SB_METHODS && !ret; m++)
 		ret = nvx_sb_rate_run(b, m);
-	if (!ret && nvx_sb_stopped())
+	if (!ret && nvx_stop_signal())
 		ret = NVX_EXIT_FAIL;
 	return ret;
 }
@@ -830,12 +812,11 @@ static int nvx_sb_parse(struct nvx_ctx *ctx, int argc, char **argv,
 int cmd_bench_srq(struct nvx_ctx *ctx, int argc, char **argv)
 {
 	unsigned long long duration = NVX_SB_DURATION;
-	struct sigaction sa = { .sa_handler = nvx_sb_handler };
-	struct sigaction old_int, old_term;
+	struct nvx_stop_old old;
 	struct nvx_features f = { 0 };
 	struct nvx_pool_stats ps;
 	struct nvx_sb b;
-	int ret, ncpus, unlinked, given;
+	int ret, unlinked, given;
 
 	ret = nvx_sb_parse(ctx, argc, argv, &duration);
 	if (ret)
@@ -855,33 +836,20 @@ int cmd_bench_srq(struct nvx_ctx *ctx, int argc, char **argv)
 	b.node = nvx_cpu_node();
 	if (nvx_pool_stats_get(ctx->fd, b.node, &ps) == -EINVAL)
 		b.node = 0;
-	ncpus = nvx_two_cpus(b.cpu);
-	if (ncpus < 0) {
-		nvx_err("%s: which CPUs may this process use? %s", ctx->path,
-			strerror(-ncpus));
-		return NVX_EXIT_FAIL;
-	}
-	b.same_cpu = ncpus < 2;
+	ret = nvx_bench_cpus(ctx, b.cpu, &b.same_cpu);
+	if (ret)
+		return ret;
 
 	/* stop at the next step on SIGINT or SIGTERM, and clean up */
-	atomic_store(&nvx_sb_signal, 0);
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	nvx_stop_catch(&old, SA_RESTART);
 
 	ret = nvx_sb_body(&b);
 
 	/* every set is closed: the links and the pool go back as they were */
 	unlinked = nvx_sb_unlink(&b);
 	given = nvx_sb_give_back(&b);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	if (nvx_sb_stopped()) {
-		nvx_err("%s: interrupted (%s)", ctx->path,
-			strsignal(atomic_load(&nvx_sb_signal)));
+	if (nvx_stop_end(ctx, &old))
 		return NVX_EXIT_FAIL;
-	}
 	if (ret)
 		return ret;
 	if (ctx->json)

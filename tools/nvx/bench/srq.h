@@ -169,7 +169,6 @@ static inline void nvx_sb_relax(const struct nvx_sb *b)
 #endif
 }
 
-bool nvx_sb_stopped(void);
 void nvx_sb_progress(const struct nvx_sb *b, const char *fmt, ...)
 	__printf(2, 3);
 void nvx_sb_params(int shape, uint32_t queues, uint32_t nr_bufs,

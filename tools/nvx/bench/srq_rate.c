@@ -183,7 +183,7 @@ static int nvx_sb_rx_nvx(struct nvx_sb *b, const struct nvx_srq_set *s,
 				goto fail;
 			continue;
 		}
-		if (nvx_sb_stopped())
+		if (nvx_stop_signal())
 			return NVX_EXIT_FAIL;
 		if (nvx_sb_rx_idle(b, snd, rx))
 			return NVX_EXIT_OK;
@@ -226,7 +226,7 @@ static int nvx_sb_rx_packet(struct nvx_sb *b, uint8_t *ring,
 			rx->last_ns = nvx_now_ns();
 			continue;
 		}
-		if (nvx_sb_stopped())
+		if (nvx_stop_signal())
 			return NVX_EXIT_FAIL;
 		if (nvx_sb_rx_idle(b, snd, rx))
 			return NVX_EXIT_OK;

@@ -619,12 +619,17 @@ static double nvx_ub_lat_ratio(const struct nvx_ub *ub, int mode,
 static void nvx_ub_json_stat(struct nvx_json *j, const char *key,
 			     const struct nvx_ub_stat *s)
 {
+	static const struct nvx_json_field fields[] = {
+		NVX_JSON_DOUBLE(struct nvx_ub_stat, "mean_ns", mean_ns),
+		NVX_JSON_UINT(struct nvx_ub_stat, p50_ns),
+		NVX_JSON_UINT(struct nvx_ub_stat, p99_ns),
+		NVX_JSON_UINT(struct nvx_ub_stat, min_ns),
+		NVX_JSON_UINT(struct nvx_ub_stat, max_ns),
+		{ }
+	};
+
 	nvx_json_object_begin(j, key);
-	nvx_json_double(j, "mean_ns", s->mean_ns);
-	nvx_json_u64(j, "p50_ns", s->p50_ns);
-	nvx_json_u64(j, "p99_ns", s->p99_ns);
-	nvx_json_u64(j, "min_ns", s->min_ns);
-	nvx_json_u64(j, "max_ns", s->max_ns);
+	nvx_json_fields(j, s, fields);
 	nvx_json_end(j);
 }
 
@@ -894,7 +899,7 @@ int cmd_bench_uintr(struct nvx_ctx *ctx, int argc, char **argv)
 		.rounds = NVX_UB_ROUNDS,
 	};
 	struct nvx_uintr_rx probe = { .reply = -1 };
-	int ret, err, m, mode, ncpus;
+	int ret, err, m, mode;
 	bool tty = isatty(STDERR_FILENO);
 
 	ret = nvx_bench_uintr_parse(ctx, argc, argv, &ub);
@@ -904,13 +909,9 @@ int cmd_bench_uintr(struct nvx_ctx *ctx, int argc, char **argv)
 	if (ret)
 		return ret;
 
-	ncpus = nvx_two_cpus(ub.cpu);
-	if (ncpus < 0) {
-		nvx_err("%s: which CPUs may this process use? %s", ctx->path,
-			strerror(-ncpus));
-		return NVX_EXIT_FAIL;
-	}
-	ub.same_cpu = ncpus < 2;
+	ret = nvx_bench_cpus(ctx, ub.cpu, &ub.same_cpu);
+	if (ret)
+		return ret;
 	if (ub.same_cpu)
 		nvx_warn("%s: this process may use one CPU only: both threads share it, and the waiting ones yield instead of spinning",
 			 ctx->path);

@@ -247,6 +247,16 @@ static int nvx_uvm_bench_cold(struct nvx_uvm_bench *b, const char *hello,
 	return 0;
 }
 
+/* The "cold_start" of the JSON, up to its ratio. */
+static const struct nvx_json_field nvx_uvm_bench_cold_fields[] = {
+	NVX_JSON_UINT(struct nvx_uvm_bench, runs),
+	NVX_JSON_DOUBLE(struct nvx_uvm_bench, "uvm_p50_ms", uvm_p50),
+	NVX_JSON_DOUBLE(struct nvx_uvm_bench, "uvm_p99_ms", uvm_p99),
+	NVX_JSON_DOUBLE(struct nvx_uvm_bench, "host_p50_ms", host_p50),
+	NVX_JSON_DOUBLE(struct nvx_uvm_bench, "host_p99_ms", host_p99),
+	{ }
+};
+
 static void nvx_uvm_bench_print(struct nvx_ctx *ctx, struct nvx_uvm_bench *b)
 {
 	static const char *const path[2] = { "fast", "slow" };
@@ -271,11 +281,7 @@ static void nvx_uvm_bench_print(struct nvx_ctx *ctx, struct nvx_uvm_bench *b)
 		nvx_json_double(j, "rate_fast_over_slow",
 				b->rate[0] / b->rate[1]);
 		nvx_json_object_begin(j, "cold_start");
-		nvx_json_u64(j, "runs", b->runs);
-		nvx_json_double(j, "uvm_p50_ms", b->uvm_p50);
-		nvx_json_double(j, "uvm_p99_ms", b->uvm_p99);
-		nvx_json_double(j, "host_p50_ms", b->host_p50);
-		nvx_json_double(j, "host_p99_ms", b->host_p99);
+		nvx_json_fields(j, b, nvx_uvm_bench_cold_fields);
 		nvx_json_double(j, "uvm_over_host_p50",
 				b->uvm_p50 / b->host_p50);
 		nvx_json_end(j);

@@ -7,6 +7,7 @@
 #define NVX_UTIL_LIB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifndef NVX_ARRAY_SIZE
@@ -18,6 +19,18 @@
 #define NVX_NSEC_PER_USEC	1000ULL
 #define NVX_MIB			(1024ULL * 1024)
 #define NVX_GIB			(1024 * NVX_MIB)
+
+/**
+ * struct nvx_errno_why - where nvx says more than strerror()
+ * @req: the ioctl request it is about; 0: any.
+ * @err: the positive errno.
+ * @why: what nvx means by it.
+ */
+struct nvx_errno_why {
+	unsigned long req;
+	int err;
+	const char *why;
+};
 
 /* The stride of nvx_touch_pages(): one byte per 4 KiB page. */
 #define NVX_TOUCH_STRIDE	4096UL
@@ -34,5 +47,7 @@ int nvx_two_cpus(int cpu[2]);
 int nvx_pin_self(int cpu);
 uint32_t nvx_cpu_node(void);
 int nvx_wait_flag(const int *flag, uint64_t timeout_ns);
+const char *nvx_errno_why_find(const struct nvx_errno_why *table, size_t n,
+			       unsigned long req, int err);
 
 #endif /* NVX_UTIL_LIB_H */

@@ -122,11 +122,7 @@ int nvx_grant_info_get(int grant_fd, struct nvx_grant_info *info)
 }
 
 /* Where nvx says more than strerror(): per request (0: any) and errno. */
-static const struct {
-	unsigned long req;
-	int err;
-	const char *why;
-} nvx_pool_why[] = {
+static const struct nvx_errno_why nvx_pool_why[] = {
 	{ 0, ENOTTY,
 	  "the running kernel has no nvx pool (CONFIG_NVX_POOL), or an older nvx ABI",
 	},
@@ -159,13 +155,8 @@ static const struct {
  */
 const char *nvx_pool_explain(unsigned long req, int err)
 {
-	size_t i;
-
-	for (i = 0; i < NVX_ARRAY_SIZE(nvx_pool_why); i++)
-		if (nvx_pool_why[i].err == err &&
-		    (!nvx_pool_why[i].req || nvx_pool_why[i].req == req))
-			return nvx_pool_why[i].why;
-	return NULL;
+	return nvx_errno_why_find(nvx_pool_why, NVX_ARRAY_SIZE(nvx_pool_why),
+				  req, err);
 }
 
 /**

@@ -178,11 +178,7 @@ int nvx_srq_release_now(const struct nvx_srq_set *s, uint64_t *garbage)
 }
 
 /* Where nvx says more than strerror(): per request (0: any) and errno. */
-static const struct {
-	unsigned long req;
-	int err;
-	const char *why;
-} nvx_srq_why[] = {
+static const struct nvx_errno_why nvx_srq_why[] = {
 	{ 0, ENOTTY,
 	  "the running kernel has no shared RX queues (CONFIG_NVX_SRQ), or an older nvx ABI",
 	},
@@ -210,11 +206,6 @@ static const struct {
  */
 const char *nvx_srq_explain(unsigned long req, int err)
 {
-	size_t i;
-
-	for (i = 0; i < NVX_ARRAY_SIZE(nvx_srq_why); i++)
-		if (nvx_srq_why[i].err == err &&
-		    (!nvx_srq_why[i].req || nvx_srq_why[i].req == req))
-			return nvx_srq_why[i].why;
-	return NULL;
+	return nvx_errno_why_find(nvx_srq_why, NVX_ARRAY_SIZE(nvx_srq_why),
+				  req, err);
 }

@@ -461,11 +461,7 @@ int nvx_uintr_timer_set(int nvx_fd, uint32_t vector, uint64_t period_ns)
 }
 
 /* Where nvx says more than strerror(): per request (0: any) and errno. */
-static const struct {
-	unsigned long req;
-	int err;
-	const char *why;
-} nvx_uintr_why[] = {
+static const struct nvx_errno_why nvx_uintr_why[] = {
 	{ 0, ENOTTY,
 	  "the running kernel has no nvx user interrupts (CONFIG_NVX_UINTR), or an older nvx ABI" },
 	/* 64-bit callers only, and so only nvxtool with the library */
@@ -492,11 +488,9 @@ static const struct {
  */
 const char *nvx_uintr_strerror(unsigned long req, int err)
 {
-	size_t i;
+	const char *why = nvx_errno_why_find(nvx_uintr_why,
+					     NVX_ARRAY_SIZE(nvx_uintr_why),
+					     req, err);
 
-	for (i = 0; i < NVX_ARRAY_SIZE(nvx_uintr_why); i++)
-		if (nvx_uintr_why[i].err == err &&
-		    (!nvx_uintr_why[i].req || nvx_uintr_why[i].req == req))
-			return nvx_uintr_why[i].why;
-	return strerror(err);
+	return why ? why : strerror(err);
 }

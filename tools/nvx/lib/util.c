@@ -151,3 +151,23 @@ int nvx_wait_flag(const int *flag, uint64_t timeout_ns)
 	}
 	return r < 0 ? r : 0;
 }
+
+/**
+ * nvx_errno_why_find() - what nvx means by an errno of a request
+ * @table: the explanations; an entry with req 0 is about any request.
+ * @n: how many.
+ * @req: the ioctl request.
+ * @err: the positive errno.
+ *
+ * Return: the first explanation of @table for @req and @err, or NULL.
+ */
+const char *nvx_errno_why_find(const struct nvx_errno_why *table, size_t n,
+			       unsigned long req, int err)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (table[i].err == err && (!table[i].req || table[i].req == req))
+			return table[i].why;
+	return NULL;
+}

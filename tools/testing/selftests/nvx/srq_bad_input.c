@@ -255,8 +255,8 @@ SRQ_TEST(bad_ioctls)
 	EXPECT_EQ(-EINVAL, nvx_ioctl(s->fd, NVX_SRQ_IOC_STATS, &st));
 	EXPECT_EQ(-EINVAL, srq_stats(s, 1, &st));
 	EXPECT_EQ(0, srq_stats(s, 0, &st));
-	EXPECT_EQ((uint32_t)self->nic.ifindex, st.ifindex);
-	EXPECT_EQ(1u, st.nr_queues);
+	expect_srq_stats(&st, SRQ_STAT(ifindex, (uint32_t)self->nic.ifindex),
+			 SRQ_STAT(nr_queues, 1u));
 	EXPECT_EQ(-EINVAL, nvx_ioctl(s->fd,
 				     nvx_ioc_resize(NVX_SRQ_IOC_STATS, 8),
 				     &st));

@@ -9,51 +9,6 @@
 
 #define REL_THREADS	4
 
-struct releaser {
-	const struct srq *s;
-	int ring;
-	int cpu;			/* -1: not pinned */
-	const struct nvx_srq_rel *ents;
-	int n;
-	uint64_t released;
-	uint64_t garbage;
-	int err;
-};
-
-static void *releaser_thread(void *arg)
-{
-	struct releaser *r = arg;
-	struct nvx_srq_release out;
-	cpu_set_t set;
-	int i, ret;
-
-	if (r->cpu >= 0) {
-		CPU_ZERO(&set);
-		CPU_SET(r->cpu, &set);
-		ret = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-		if (ret)
-			r->err = -ret;
-	}
-	for (i = 0; i < r->n && !r->err; i++) {
-		ret = rel_push(r->s, r->ring, r->ents[i].buf,
-			       r->ents[i].strides, 0);
-		if (ret == -ENOSPC) {
-			r->err = ret;	/* the rings are far from full */
-			break;
-		}
-		if (i % 8 == 7) {
-			ret = srq_release(r->s, &out);
-			if (ret) {
-				r->err = ret;
-				break;
-			}
-			r->released += out.released;
-			r->garbage += out.garbage;
-		}
-	}
-	return NULL;
-}
-
 /*
  * The whole pool filled, then given back by four threads on different
  * CPUs, each with its own release ring, in shuffled order, some entries
@@ -80,17 +35,16 @@ SRQ_TEST(release_threads_out_of_order)
 
 	ASSERT_EQ(0, srq_open(self->fd, s, self->nic.ifindex, &p, 0));
 	EXPECT_EQ((uint32_t)REL_THREADS, s->c.params.nr_rel_rings);
-	for (i = 0; i < 256; i++)
-		ASSERT_EQ(0, send_frame(&self->nic, 1024, SPORT, i));
+	ASSERT_EQ(0, send_frames(&self->nic, 256, 1024, SPORT));
 	ASSERT_EQ(256u, cq_wait(s, 0, 256));
 	for (i = 0; i < 256; i++) {
 		ASSERT_TRUE(cq_pop(s, 0, &e[i]));
 		expect_frame(_metadata, &self->nic, s, &e[i], 1024, SPORT, i);
 	}
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ(16u, st.bufs_held);
-	EXPECT_EQ(0u, st.bufs_posted);
-	EXPECT_EQ(0u, st.posted_strides);
+	expect_srq_stats(&st, SRQ_STAT(bufs_held, 16u),
+			 SRQ_STAT(bufs_posted, 0u),
+			 SRQ_STAT(posted_strides, 0u));
 	/* the pool is full: one more is dropped */
 	ASSERT_EQ(0, send_frame(&self->nic, 1024, SPORT, 256));
 	ASSERT_EQ(0, wait_accounted(s, 257, &st));
@@ -143,13 +97,12 @@ SRQ_TEST(release_threads_out_of_order)
 	EXPECT_EQ(0u, garbage);
 
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ((uint64_t)n, st.released);
-	EXPECT_EQ(0u, st.release_garbage);
-	EXPECT_EQ(16u, st.bufs_returned);
-	EXPECT_EQ(16u, st.bufs_posted);
-	EXPECT_EQ(0u, st.bufs_held);
-	EXPECT_EQ(0u, st.bufs_filling);
-	EXPECT_EQ(16u * 64, st.posted_strides);
+	expect_srq_stats(&st, SRQ_STAT(released, (uint64_t)n),
+			 SRQ_STAT(release_garbage, 0u),
+			 SRQ_STAT(bufs_returned, 16u),
+			 SRQ_STAT(bufs_posted, 16u), SRQ_STAT(bufs_held, 0u),
+			 SRQ_STAT(bufs_filling, 0u),
+			 SRQ_STAT(posted_strides, 16u * 64));
 	for (k = 0; k < REL_THREADS; k++)
 		EXPECT_EQ(rel_hdr(s, k)->prod, rel_hdr(s, k)->cons);
 
@@ -237,8 +190,8 @@ SRQ_TEST(reuse_after_last_release)
 	EXPECT_EQ(1u, rel.released);
 	EXPECT_EQ(0u, rel.garbage);
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ(returned + 1, st.bufs_returned);
-	EXPECT_EQ(0u, st.bufs_held);
+	expect_srq_stats(&st, SRQ_STAT(bufs_returned, returned + 1),
+			 SRQ_STAT(bufs_held, 0u));
 	for (i = 0; i < (int)s->c.params.buf_size; i++)
 		if (hb[i] != POISON_BYTE)
 			break;
@@ -304,13 +257,11 @@ SRQ_TEST(refill_at_low_water)
 	ASSERT_EQ(0, srq_release(s, &rel));
 	EXPECT_EQ(0u, rel.released);
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ(0u, st.refills);
-	EXPECT_EQ(0u, st.bufs_returned);
-	EXPECT_EQ(8u, st.bufs_held);
-	EXPECT_EQ(8u, st.bufs_posted);
-	EXPECT_EQ(0u, st.bufs_filling);
-	EXPECT_EQ(512u, st.posted_strides);
-	EXPECT_EQ(8u, st.released);
+	expect_srq_stats(&st, SRQ_STAT(refills, 0u),
+			 SRQ_STAT(bufs_returned, 0u), SRQ_STAT(bufs_held, 8u),
+			 SRQ_STAT(bufs_posted, 8u), SRQ_STAT(bufs_filling, 0u),
+			 SRQ_STAT(posted_strides, 512u),
+			 SRQ_STAT(released, 8u));
 
 	/* one frame more: below the mark; one refill returns all eight */
 	ASSERT_EQ(0, send_frame(&self->nic, 1024, SPORT, seq));
@@ -318,11 +269,10 @@ SRQ_TEST(refill_at_low_water)
 	expect_frame(_metadata, &self->nic, s, &e, 1024, SPORT, seq++);
 	ASSERT_EQ(0, srq_release(s, &rel));
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ(1u, st.refills);
-	EXPECT_EQ(8u, st.bufs_returned);
-	EXPECT_EQ(15u, st.bufs_posted);
-	EXPECT_EQ(1u, st.bufs_filling);
-	EXPECT_EQ(0u, st.bufs_held);
+	expect_srq_stats(&st, SRQ_STAT(refills, 1u),
+			 SRQ_STAT(bufs_returned, 8u),
+			 SRQ_STAT(bufs_posted, 15u), SRQ_STAT(bufs_filling, 1u),
+			 SRQ_STAT(bufs_held, 0u));
 	EXPECT_LE(15u * 64, st.posted_strides);
 
 	/*
@@ -377,8 +327,7 @@ SRQ_TEST(garbage_releases)
 	int i;
 
 	ASSERT_EQ(0, srq_open(self->fd, s, self->nic.ifindex, &p, 0));
-	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, send_frame(&self->nic, 128, SPORT, i));
+	ASSERT_EQ(0, send_frames(&self->nic, 3, 128, SPORT));
 	ASSERT_EQ(3u, cq_wait(s, 0, 3));
 	for (i = 0; i < 3; i++) {
 		ASSERT_TRUE(cq_pop(s, 0, &e[i]));
@@ -399,8 +348,8 @@ SRQ_TEST(garbage_releases)
 	EXPECT_EQ(8u, rel.released);
 	EXPECT_EQ(6u, rel.garbage);
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ(6u, st.release_garbage);
-	EXPECT_EQ(8u, st.released);
+	expect_srq_stats(&st, SRQ_STAT(release_garbage, 6u),
+			 SRQ_STAT(released, 8u));
 
 	/* the two valid ones counted: one stride is left, then none */
 	ASSERT_EQ(0, rel_push(s, 0, a, 1, 0));

@@ -23,16 +23,13 @@ SRQ_TEST(burst_drops_no_buf)
 	int i, b;
 
 	ASSERT_EQ(0, srq_open(self->fd, s, self->nic.ifindex, &p, 0));
-	for (i = 0; i < 200; i++)
-		ASSERT_EQ(0, send_frame(&self->nic, 1024, SPORT, i));
+	ASSERT_EQ(0, send_frames(&self->nic, 200, 1024, SPORT));
 	ASSERT_EQ(0, wait_accounted(s, 200, &st));
-	EXPECT_EQ(128u, st.rx_packets);
-	EXPECT_EQ(72u, st.drops_no_buf);
-	EXPECT_EQ(0u, st.drops_cq_full);
-	EXPECT_EQ(0u, st.bufs_posted);
-	EXPECT_EQ(0u, st.bufs_filling);
-	EXPECT_EQ(8u, st.bufs_held);
-	EXPECT_EQ(0u, st.posted_strides);
+	expect_srq_stats(&st, SRQ_STAT(rx_packets, 128u),
+			 SRQ_STAT(drops_no_buf, 72u),
+			 SRQ_STAT(drops_cq_full, 0u), SRQ_STAT(bufs_posted, 0u),
+			 SRQ_STAT(bufs_filling, 0u), SRQ_STAT(bufs_held, 8u),
+			 SRQ_STAT(posted_strides, 0u));
 	ASSERT_EQ(0, srq_stats(s, 0, &st));
 	EXPECT_EQ(72u, st.drops_no_buf);
 
@@ -52,10 +49,9 @@ SRQ_TEST(burst_drops_no_buf)
 	EXPECT_EQ(8u, rel.released);
 	EXPECT_EQ(0u, rel.garbage);
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ(8u, st.bufs_returned);
-	EXPECT_EQ(8u, st.bufs_posted);
-	EXPECT_EQ(0u, st.bufs_held);
-	EXPECT_EQ(512u, st.posted_strides);
+	expect_srq_stats(&st, SRQ_STAT(bufs_returned, 8u),
+			 SRQ_STAT(bufs_posted, 8u), SRQ_STAT(bufs_held, 0u),
+			 SRQ_STAT(posted_strides, 512u));
 
 	ASSERT_EQ(0, send_frame(&self->nic, 1024, SPORT, 200));
 	ASSERT_EQ(0, cq_next(s, 0, &x));
@@ -79,12 +75,11 @@ SRQ_TEST(cq_full_drops)
 
 	ASSERT_EQ(0, srq_open(self->fd, s, self->nic.ifindex, &p, 0));
 	EXPECT_EQ(16u, s->c.params.cq_entries);
-	for (i = 0; i < 20; i++)
-		ASSERT_EQ(0, send_frame(&self->nic, 128, SPORT, i));
+	ASSERT_EQ(0, send_frames(&self->nic, 20, 128, SPORT));
 	ASSERT_EQ(0, wait_accounted(s, 20, &st));
-	EXPECT_EQ(16u, st.rx_packets);
-	EXPECT_EQ(4u, st.drops_cq_full);
-	EXPECT_EQ(0u, st.drops_no_buf);
+	expect_srq_stats(&st, SRQ_STAT(rx_packets, 16u),
+			 SRQ_STAT(drops_cq_full, 4u),
+			 SRQ_STAT(drops_no_buf, 0u));
 	ASSERT_EQ(16u, cq_pending(s, 0));
 	for (i = 0; i < 16; i++) {
 		ASSERT_TRUE(cq_pop(s, 0, &e));
@@ -117,8 +112,8 @@ SRQ_TEST(cq_full_drops)
 	ASSERT_EQ(0, cq_next(s, 0, &e));
 	expect_frame(_metadata, &self->nic, s, &e, 128, SPORT, 23);
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ(18u, st.rx_packets);
-	EXPECT_EQ(6u, st.drops_cq_full);
+	expect_srq_stats(&st, SRQ_STAT(rx_packets, 18u),
+			 SRQ_STAT(drops_cq_full, 6u));
 }
 
 TEST_HARNESS_MAIN

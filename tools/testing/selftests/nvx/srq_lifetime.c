@@ -218,8 +218,8 @@ SRQ_TEST(tx_reaches_peer)
 	EXPECT_EQ(-EFAULT, nvx_ioctl(s->fd, NVX_SRQ_IOC_TX, &tx));
 
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ(3u, st.tx_packets);
-	EXPECT_EQ(200u + ETH_HDR + MAX_ETH_FRAME, st.tx_bytes);
+	expect_srq_stats(&st, SRQ_STAT(tx_packets, 3u),
+			 SRQ_STAT(tx_bytes, 200u + ETH_HDR + MAX_ETH_FRAME));
 	/* nothing came back in */
 	EXPECT_EQ(0u, st.rx_packets);
 	close(rx);
@@ -252,16 +252,14 @@ SRQ_TEST(per_queue_pools)
 	for (i = 0; i < NVX_SRQ_RSS_ENTRIES; i++)
 		table[i] = 1;
 	ASSERT_EQ(0, srq_steer(s, table, NVX_SRQ_RSS_ENTRIES));
-	for (i = 0; i < 80; i++)
-		ASSERT_EQ(0, send_frame(&self->nic, 1024, SPORT, i));
+	ASSERT_EQ(0, send_frames(&self->nic, 80, 1024, SPORT));
 	ASSERT_EQ(0, wait_accounted(s, 80, &st));
-	EXPECT_EQ(64u, st.rx_packets);
-	EXPECT_EQ(16u, st.drops_no_buf);
-	EXPECT_EQ(12u, st.bufs_posted);
-	EXPECT_EQ(4u, st.bufs_held);
+	expect_srq_stats(&st, SRQ_STAT(rx_packets, 64u),
+			 SRQ_STAT(drops_no_buf, 16u),
+			 SRQ_STAT(bufs_posted, 12u), SRQ_STAT(bufs_held, 4u));
 	ASSERT_EQ(0, srq_stats(s, 1, &qst));
-	EXPECT_EQ(64u, qst.rx_packets);
-	EXPECT_EQ(16u, qst.drops_no_buf);
+	expect_srq_stats(&qst, SRQ_STAT(rx_packets, 64u),
+			 SRQ_STAT(drops_no_buf, 16u));
 	ASSERT_EQ(64u, cq_pending(s, 1));
 	for (i = 0; i < 64; i++) {
 		ASSERT_TRUE(cq_pop(s, 1, &e));

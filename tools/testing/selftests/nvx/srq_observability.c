@@ -135,8 +135,7 @@ SRQ_TEST(tracepoints)
 
 	/* a filler: 4 strides left, the 1500-byte frame needs 6 */
 	ASSERT_EQ(0, srq_open(self->fd, s, self->nic.ifindex, &p1, 0));
-	for (i = 0; i < 60; i++)
-		ASSERT_EQ(0, send_frame(&self->nic, 200, SPORT, i));
+	ASSERT_EQ(0, send_frames(&self->nic, 60, 200, SPORT));
 	ASSERT_EQ(0, send_frame(&self->nic, 1500, SPORT, 60));
 	ASSERT_EQ(62u, cq_wait(s, 0, 62));
 	for (i = 0; i < 62; i++) {
@@ -152,13 +151,11 @@ SRQ_TEST(tracepoints)
 
 	/* a drop: 64 frames of 4 strides fill the 4 buffers */
 	ASSERT_EQ(0, srq_open(self->fd, s, self->nic.ifindex, &p2, 0));
-	for (i = 0; i < 65; i++)
-		ASSERT_EQ(0, send_frame(&self->nic, 1024, SPORT, i));
+	ASSERT_EQ(0, send_frames(&self->nic, 65, 1024, SPORT));
 	ASSERT_EQ(0, wait_accounted(s, 65, &st));
-	EXPECT_EQ(64u, st.rx_packets);
-	EXPECT_EQ(1u, st.drops_no_buf);
-	EXPECT_EQ(0u, st.fillers);
-	EXPECT_EQ(0u, st.bufs_returned);
+	expect_srq_stats(&st, SRQ_STAT(rx_packets, 64u),
+			 SRQ_STAT(drops_no_buf, 1u), SRQ_STAT(fillers, 0u),
+			 SRQ_STAT(bufs_returned, 0u));
 	ASSERT_EQ(64u, cq_pending(s, 0));
 	for (i = 0; i < 64; i++) {
 		ASSERT_TRUE(cq_pop(s, 0, &e));
@@ -177,8 +174,8 @@ SRQ_TEST(tracepoints)
 	EXPECT_EQ(4u, rel.released);
 	EXPECT_EQ(0u, rel.garbage);
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ(4u, st.bufs_returned);
-	EXPECT_EQ(4u * 64, st.posted_strides);
+	expect_srq_stats(&st, SRQ_STAT(bufs_returned, 4u),
+			 SRQ_STAT(posted_strides, 4u * 64));
 	srq_close(s);
 
 	ASSERT_EQ(0, srq_trace_enable(dir, "0"));
@@ -387,17 +384,15 @@ SRQ_TEST(ethtool_stats)
 
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
 	EXPECT_LE(1u, st.refills);
-	EXPECT_EQ(7u, st.bufs_returned);
-	EXPECT_EQ(112u, st.released);
-	EXPECT_EQ(1u, st.release_garbage);
-	EXPECT_EQ(7u, st.bufs_posted);
-	EXPECT_EQ(1u, st.bufs_filling);
-	EXPECT_EQ(0u, st.bufs_held);
-	EXPECT_EQ(7u * 64 + 64 - 15, st.posted_strides);
-	EXPECT_EQ(111u, st.rx_packets);
-	EXPECT_EQ(1u, st.fillers);
-	EXPECT_EQ(4u, st.drops_no_buf);
-	EXPECT_EQ(2u, st.drops_cq_full);
+	expect_srq_stats(&st, SRQ_STAT(bufs_returned, 7u),
+			 SRQ_STAT(released, 112u),
+			 SRQ_STAT(release_garbage, 1u),
+			 SRQ_STAT(bufs_posted, 7u), SRQ_STAT(bufs_filling, 1u),
+			 SRQ_STAT(bufs_held, 0u),
+			 SRQ_STAT(posted_strides, 7u * 64 + 64 - 15),
+			 SRQ_STAT(rx_packets, 111u), SRQ_STAT(fillers, 1u),
+			 SRQ_STAT(drops_no_buf, 4u),
+			 SRQ_STAT(drops_cq_full, 2u));
 
 	ASSERT_EQ((int)count, eth_stats_count(sock, self->nic.name));
 	ASSERT_EQ(0, eth_stats_names(sock, self->nic.name, names, count));

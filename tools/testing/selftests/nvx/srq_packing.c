@@ -60,10 +60,9 @@ SRQ_TEST(one_frame)
 
 	/* nothing received yet, every buffer accounted for */
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ((uint32_t)self->nic.ifindex, st.ifindex);
-	EXPECT_EQ(1u, st.nr_queues);
-	EXPECT_EQ(0u, st.rx_packets);
-	EXPECT_EQ(0u, st.rx_strides);
+	expect_srq_stats(&st, SRQ_STAT(ifindex, (uint32_t)self->nic.ifindex),
+			 SRQ_STAT(nr_queues, 1u), SRQ_STAT(rx_packets, 0u),
+			 SRQ_STAT(rx_strides, 0u));
 	EXPECT_EQ(0u, st.drops_no_buf + st.drops_cq_full);
 	EXPECT_EQ(0u, st.released + st.release_garbage + st.refills);
 	EXPECT_EQ(0u, st.bufs_held);
@@ -80,22 +79,20 @@ SRQ_TEST(one_frame)
 	expect_frame(_metadata, &self->nic, s, &e, 100, SPORT, 0);
 
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ(1u, st.rx_packets);
-	EXPECT_EQ(100u, st.rx_bytes);
-	EXPECT_EQ(1u, st.rx_strides);
+	expect_srq_stats(&st, SRQ_STAT(rx_packets, 1u),
+			 SRQ_STAT(rx_bytes, 100u), SRQ_STAT(rx_strides, 1u));
 	EXPECT_EQ(0u, st.fillers + st.truncated);
 	EXPECT_EQ(0u, st.drops_no_buf + st.drops_cq_full);
 	EXPECT_EQ(cp->nr_bufs, st.bufs_posted + st.bufs_filling + st.bufs_held);
 	ASSERT_EQ(0, srq_stats(s, 0, &qst));
-	EXPECT_EQ(1u, qst.rx_packets);
-	EXPECT_EQ(100u, qst.rx_bytes);
+	expect_srq_stats(&qst, SRQ_STAT(rx_packets, 1u),
+			 SRQ_STAT(rx_bytes, 100u));
 
 	/* the same numbers through /dev/nvx */
 	ASSERT_EQ(0, srq_query(self->fd, self->nic.ifindex, &qst));
-	EXPECT_EQ((uint32_t)self->nic.ifindex, qst.ifindex);
-	EXPECT_EQ(1u, qst.rx_packets);
-	EXPECT_EQ(100u, qst.rx_bytes);
-	EXPECT_EQ(1u, qst.nr_queues);
+	expect_srq_stats(&qst, SRQ_STAT(ifindex, (uint32_t)self->nic.ifindex),
+			 SRQ_STAT(rx_packets, 1u), SRQ_STAT(rx_bytes, 100u),
+			 SRQ_STAT(nr_queues, 1u));
 
 	ASSERT_EQ(0, nvx_ioctl(self->fd, NVX_IOC_SRQ_INFO, &info));
 	EXPECT_EQ(0, memcmp(&info.params, cp, sizeof(*cp)));
@@ -127,12 +124,11 @@ SRQ_TEST(small_frames_share_buffer)
 		expect_frame(_metadata, &self->nic, s, &e[i], len[i], SPORT, i);
 	}
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ(64u, st.rx_packets);
-	EXPECT_EQ(64u, st.rx_strides);
-	EXPECT_EQ(0u, st.fillers);
+	expect_srq_stats(&st, SRQ_STAT(rx_packets, 64u),
+			 SRQ_STAT(rx_strides, 64u), SRQ_STAT(fillers, 0u));
 	/* every stride filled: the buffer waits for its releases */
-	EXPECT_EQ(1u, st.bufs_held);
-	EXPECT_EQ(0u, st.bufs_filling);
+	expect_srq_stats(&st, SRQ_STAT(bufs_held, 1u),
+			 SRQ_STAT(bufs_filling, 0u));
 
 	/* the buffer was full to the last stride: no filler, a new buffer */
 	ASSERT_EQ(0, send_frame(&self->nic, 100, SPORT, 64));
@@ -170,8 +166,8 @@ SRQ_TEST(mtu_frame_six_strides)
 		expect_frame(_metadata, &self->nic, s, &e[i], len[i], SPORT, i);
 	}
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ(15u, st.rx_strides);
-	EXPECT_EQ(1500u + MAX_ETH_FRAME + 257 + 256, st.rx_bytes);
+	expect_srq_stats(&st, SRQ_STAT(rx_strides, 15u),
+			 SRQ_STAT(rx_bytes, 1500u + MAX_ETH_FRAME + 257 + 256));
 }
 
 /*
@@ -190,8 +186,7 @@ SRQ_TEST(filler_at_buffer_end)
 	int i;
 
 	ASSERT_EQ(0, srq_open(self->fd, s, self->nic.ifindex, &p, 0));
-	for (i = 0; i < 60; i++)
-		ASSERT_EQ(0, send_frame(&self->nic, 200, SPORT, i));
+	ASSERT_EQ(0, send_frames(&self->nic, 60, 200, SPORT));
 	ASSERT_EQ(0, send_frame(&self->nic, 1500, SPORT, 60));
 	ASSERT_EQ(62u, cq_wait(s, 0, 62));
 	for (i = 0; i < 60; i++) {
@@ -216,11 +211,9 @@ SRQ_TEST(filler_at_buffer_end)
 	expect_frame(_metadata, &self->nic, s, &e, 1500, SPORT, 60);
 
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ(61u, st.rx_packets);
-	EXPECT_EQ(1u, st.fillers);
-	EXPECT_EQ(70u, st.rx_strides);
-	EXPECT_EQ(1u, st.bufs_held);
-	EXPECT_EQ(1u, st.bufs_filling);
+	expect_srq_stats(&st, SRQ_STAT(rx_packets, 61u), SRQ_STAT(fillers, 1u),
+			 SRQ_STAT(rx_strides, 70u), SRQ_STAT(bufs_held, 1u),
+			 SRQ_STAT(bufs_filling, 1u));
 
 	/* the 60 frame strides in one entry; the filler's are not ours */
 	ASSERT_EQ(0, rel_push(s, 0, a, 60, 0));
@@ -235,8 +228,8 @@ SRQ_TEST(filler_at_buffer_end)
 	EXPECT_EQ(3u, rel.released);
 	EXPECT_EQ(2u, rel.garbage);
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ(2u, st.release_garbage);
-	EXPECT_EQ(4u, st.released);
+	expect_srq_stats(&st, SRQ_STAT(release_garbage, 2u),
+			 SRQ_STAT(released, 4u));
 }
 
 /*
@@ -290,9 +283,8 @@ SRQ_TEST(truncated_frame)
 	expect_frame(_metadata, &self->nic, s, &c, 100, SPORT, 2);
 
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	EXPECT_EQ(3u, st.rx_packets);
-	EXPECT_EQ(1u, st.truncated);
-	EXPECT_EQ(1u, st.fillers);
+	expect_srq_stats(&st, SRQ_STAT(rx_packets, 3u), SRQ_STAT(truncated, 1u),
+			 SRQ_STAT(fillers, 1u));
 	EXPECT_EQ(0u, st.drops_no_buf + st.drops_cq_full);
 }
 

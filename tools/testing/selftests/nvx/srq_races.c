@@ -95,14 +95,14 @@ SRQ_TEST(racing_close)
 			EXPECT_EQ(0u, rel.garbage);
 			ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
 			/* taken by this RELEASE or by a refill before it */
-			EXPECT_EQ((uint64_t)pushed, st.released);
-			EXPECT_EQ(0u, st.release_garbage);
+			expect_srq_stats(&st, SRQ_STAT(released, (uint64_t)pushed),
+					 SRQ_STAT(release_garbage, 0u));
 			released += pushed;
 			break;
 		case 2:
 			ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-			EXPECT_EQ(2u, st.nr_queues);
-			EXPECT_EQ((uint32_t)self->nic.ifindex, st.ifindex);
+			expect_srq_stats(&st, SRQ_STAT(nr_queues, 2u),
+					 SRQ_STAT(ifindex, (uint32_t)self->nic.ifindex));
 			EXPECT_EQ(8u, st.bufs_posted + st.bufs_filling +
 				  st.bufs_held);
 			EXPECT_EQ(0u, st.release_garbage);

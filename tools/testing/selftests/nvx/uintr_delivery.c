@@ -18,9 +18,7 @@ TEST_F(uintr, send_to_self)
 	uint64_t here = (uintptr_t)&here, text;
 	int idx, ret;
 
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	idx = do_vector(self->fd, 5, NULL);
-	ASSERT_LE(0, idx);
+	idx = register_vector(_metadata, self->fd, 5, NULL);
 	ret = nvx_uintr_send(self->fd, idx);
 	ASSERT_EQ(1ULL, handled());
 	EXPECT_EQ(0, ret);
@@ -97,22 +95,17 @@ TEST_F(uintr, alternate_stack)
  */
 TEST_F(uintr, masked_vectors_stay_pending)
 {
-	int i3, i7, i40;
+	const uint32_t vec[3] = { 3, 7, 40 };
+	int idx[3];
 
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	i3 = do_vector(self->fd, 3, NULL);
-	i7 = do_vector(self->fd, 7, NULL);
-	i40 = do_vector(self->fd, 40, NULL);
-	ASSERT_LE(0, i3);
-	ASSERT_LE(0, i7);
-	ASSERT_LE(0, i40);
+	register_vectors(_metadata, self->fd, vec, idx, 3);
 
 	nvx_uintr_clui();
 	EXPECT_EQ(0u, my_page->enabled);
-	EXPECT_EQ(0, nvx_uintr_send(self->fd, i3));
-	EXPECT_EQ(0, nvx_uintr_send(self->fd, i40));
-	EXPECT_EQ(0, nvx_uintr_send(self->fd, i7));
-	EXPECT_EQ(0, nvx_uintr_send(self->fd, i7));
+	EXPECT_EQ(0, nvx_uintr_send(self->fd, idx[0]));
+	EXPECT_EQ(0, nvx_uintr_send(self->fd, idx[2]));
+	EXPECT_EQ(0, nvx_uintr_send(self->fd, idx[1]));
+	EXPECT_EQ(0, nvx_uintr_send(self->fd, idx[1]));
 	EXPECT_EQ(0ULL, handled());
 	EXPECT_EQ((1ULL << 3) | (1ULL << 7) | (1ULL << 40), my_page->pending);
 	EXPECT_EQ(0ULL, my_page->delivered);
@@ -159,17 +152,15 @@ TEST_F(uintr, all_vectors_highest_first)
 TEST_F(uintr, send_many)
 {
 	uint32_t many[NVX_UINTR_SENDERS + 1], list[3], sent;
-	int i2, i17, i60, i33, gone, vfd33, i;
+	const uint32_t vec[3] = { 2, 17, 60 };
+	int idx[3], i2, i17, i60, i33, gone, vfd33, i;
 
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	i2 = do_vector(self->fd, 2, NULL);
-	i17 = do_vector(self->fd, 17, NULL);
-	i60 = do_vector(self->fd, 60, NULL);
+	register_vectors(_metadata, self->fd, vec, idx, 3);
+	i2 = idx[0];
+	i17 = idx[1];
+	i60 = idx[2];
 	i33 = do_vector(self->fd, 33, &vfd33);
 	gone = do_vector(self->fd, 40, NULL);
-	ASSERT_LE(0, i2);
-	ASSERT_LE(0, i17);
-	ASSERT_LE(0, i60);
 	ASSERT_LE(0, i33);
 	ASSERT_LE(0, gone);
 	ASSERT_EQ(0, do_del(self->fd, gone));
@@ -223,30 +214,25 @@ TEST_F(uintr, send_many)
  */
 TEST_F(uintr, no_nesting_in_handler)
 {
-	int i10, i50, i5;
+	const uint32_t vec[3] = { 10, 50, 5 };
+	int idx[3];
 
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	i10 = do_vector(self->fd, 10, NULL);
-	i50 = do_vector(self->fd, 50, NULL);
-	i5 = do_vector(self->fd, 5, NULL);
-	ASSERT_LE(0, i10);
-	ASSERT_LE(0, i50);
-	ASSERT_LE(0, i5);
+	register_vectors(_metadata, self->fd, vec, idx, 3);
 
 	/* a higher vector from the handler of a lower one */
 	rec.resend_fd = self->fd;
-	rec.resend_index = i50;
+	rec.resend_index = idx[1];
 	rec.resend_vector = 10 + 1;
-	EXPECT_EQ(0, nvx_uintr_send(self->fd, i10));
+	EXPECT_EQ(0, nvx_uintr_send(self->fd, idx[0]));
 	EXPECT_EQ(0, rec.resend_ret);
 	ASSERT_EQ(2ULL, handled());
 	EXPECT_EQ(10u, rec.order[0]);
 	EXPECT_EQ(50u, rec.order[1]);
 
 	/* and a lower one from the handler of a higher one */
-	rec.resend_index = i5;
+	rec.resend_index = idx[2];
 	rec.resend_vector = 50 + 1;
-	EXPECT_EQ(0, nvx_uintr_send(self->fd, i50));
+	EXPECT_EQ(0, nvx_uintr_send(self->fd, idx[1]));
 	EXPECT_EQ(0, rec.resend_ret);
 	ASSERT_EQ(4ULL, handled());
 	EXPECT_EQ(50u, rec.order[2]);
@@ -314,9 +300,7 @@ TEST_F(uintr, spinning_receiver_on_other_cpu)
 	if (two_cpus(&cpu, &k.cpu))
 		SKIP(return, "needs two CPUs");
 	ASSERT_EQ(0, pin_cpu(cpu));
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	idx = do_vector(self->fd, 42, NULL);
-	ASSERT_LE(0, idx);
+	idx = register_vector(_metadata, self->fd, 42, NULL);
 	k.index[0] = idx;
 	rec.stop_at = 1;
 	ASSERT_EQ(0, pthread_create(&t, NULL, kicker_thread, &k));
@@ -404,17 +388,14 @@ TEST_F(uintr, registers_preserved)
 	const uint32_t vec[4] = { 1, 20, 40, 63 };
 	unsigned int bad = 0, round;
 	pthread_t t;
-	int cpu, idx, i;
+	int cpu, idx[4], i;
 
 	if (two_cpus(&cpu, &k.cpu))
 		SKIP(return, "needs two CPUs");
 	ASSERT_EQ(0, pin_cpu(cpu));
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	for (i = 0; i < 4; i++) {
-		idx = do_vector(self->fd, vec[i], NULL);
-		ASSERT_LE(0, idx);
-		k.index[i] = idx;
-	}
+	register_vectors(_metadata, self->fd, vec, idx, 4);
+	for (i = 0; i < 4; i++)
+		k.index[i] = idx[i];
 	ASSERT_EQ(0, pthread_create(&t, NULL, kicker_thread, &k));
 	for (round = 1; round <= k.nsends; round++) {
 		/* the handler sets stop once it ran round times */
@@ -480,9 +461,7 @@ TEST_F(uintr, wait_masked_pending_returns_at_once)
 	uint64_t t0;
 	int idx;
 
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	idx = do_vector(self->fd, 20, NULL);
-	ASSERT_LE(0, idx);
+	idx = register_vector(_metadata, self->fd, 20, NULL);
 	nvx_uintr_clui();
 	EXPECT_EQ(0, nvx_uintr_send(self->fd, idx));
 	t0 = now_ns();
@@ -543,16 +522,11 @@ TEST_F(uintr, blocked_read_keeps_blocking)
 {
 	struct blocker b = { .fd = self->fd, .vector = 17 };
 	pthread_t t;
-	int p[2], cpu, idx;
+	int p[2];
 
 	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
 	b.pipe_r = p[0];
-	two_cpus(&b.cpu, &cpu);
-	ASSERT_EQ(0, pin_cpu(cpu));
-	ASSERT_EQ(0, start_blocker(&t, &b));
-	idx = nvx_uintr_add_sender(self->fd, b.vfd);
-	ASSERT_LE(0, idx);
-	EXPECT_EQ(0, nvx_uintr_send(self->fd, idx));
+	blocker_start_send(_metadata, self->fd, &t, &b);
 	usleep(200000);
 	EXPECT_FALSE(blocker_done(&b)) TH_LOG("read() returned without data");
 	EXPECT_EQ(0ULL, handled());
@@ -571,16 +545,11 @@ TEST_F(uintr, blocked_read_interrupted_with_flag)
 	struct blocker b = { .fd = self->fd, .vector = 18,
 			     .flags = NVX_UINTR_INTERRUPT_SYSCALLS };
 	pthread_t t;
-	int p[2], cpu, idx;
+	int p[2];
 
 	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
 	b.pipe_r = p[0];
-	two_cpus(&b.cpu, &cpu);
-	ASSERT_EQ(0, pin_cpu(cpu));
-	ASSERT_EQ(0, start_blocker(&t, &b));
-	idx = nvx_uintr_add_sender(self->fd, b.vfd);
-	ASSERT_LE(0, idx);
-	EXPECT_EQ(0, nvx_uintr_send(self->fd, idx));
+	blocker_start_send(_metadata, self->fd, &t, &b);
 	EXPECT_EQ(0, join_blocker(t, &b, p[1], WAIT_LONG))
 		TH_LOG("read() kept blocking");
 	EXPECT_EQ(-EINTR, b.ret);

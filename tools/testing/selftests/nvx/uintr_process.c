@@ -40,9 +40,7 @@ TEST_F(uintr, fork_child_starts_clean)
 	int idx, status;
 	pid_t pid;
 
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	idx = do_vector(self->fd, 5, NULL);
-	ASSERT_LE(0, idx);
+	idx = register_vector(_metadata, self->fd, 5, NULL);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0)

@@ -167,63 +167,56 @@ TEST_F(uintr, unknown_flags_are_einval)
 			  nvx_ioctl(self->fd, NVX_IOC_UINTR_REGISTER, &r))
 			TH_LOG("flag %#x", r.flags);
 	}
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	idx = do_vector(self->fd, 1, &vfd);
-	ASSERT_LE(0, idx);
+	idx = register_vector(_metadata, self->fd, 1, &vfd);
 
 	for (bit = 0; bit < 32; bit++) {
-		struct nvx_uintr_vector_fd v = { .vector = 1 };
-		struct nvx_uintr_sender add = { .vector_fd = vfd };
-		struct nvx_uintr_sender del = { .index = idx };
-		struct nvx_uintr_send s = { .index = idx };
 		uint32_t one = idx;
+		struct nvx_uintr_vector_fd v = { .vector = 1,
+						 .flags = 1u << bit };
+		struct nvx_uintr_sender add = { .vector_fd = vfd,
+						.flags = 1u << bit };
+		struct nvx_uintr_sender del = { .index = idx,
+						.flags = 1u << bit };
+		struct nvx_uintr_send s = { .index = idx, .flags = 1u << bit };
 		struct nvx_uintr_send_many m = {
 			.count = 1,
 			.indices = (uintptr_t)&one,
+			.flags = 1u << bit,
 		};
-		struct nvx_uintr_wait w = { 0 };
+		struct nvx_uintr_wait w = { .flags = 1u << bit };
 		struct nvx_uintr_timer t = {
 			.vector = 1,
 			.first_ns = NVX_UINTR_MAX_NS,
+			.flags = 1u << bit,
 		};
-		struct nvx_uintr_signal sig = { .signo = SIGUSR1 };
-		struct nvx_uintr_unregister u = { 0 };
+		struct nvx_uintr_signal sig = { .signo = SIGUSR1,
+						.flags = 1u << bit };
+		struct nvx_uintr_unregister u = { .flags = 1u << bit };
+		const struct {
+			unsigned long cmd;
+			void *arg;
+			const char *name;
+		} calls[] = {
+			{ NVX_IOC_UINTR_VECTOR_FD, &v, "VECTOR_FD" },
+			{ NVX_IOC_UINTR_ADD_SENDER, &add, "ADD_SENDER" },
+			{ NVX_IOC_UINTR_DEL_SENDER, &del, "DEL_SENDER" },
+			{ NVX_IOC_UINTR_SEND, &s, "SEND" },
+			{ NVX_IOC_UINTR_SEND_MANY, &m, "SEND_MANY" },
+			{ NVX_IOC_UINTR_WAIT, &w, "WAIT" },
+			{ NVX_IOC_UINTR_TIMER, &t, "TIMER" },
+			{ NVX_IOC_UINTR_SIGNAL, &sig, "SIGNAL" },
+			{ NVX_IOC_UINTR_UNREGISTER, &u, "UNREGISTER" },
+		};
+		unsigned int i;
 
 		flag = 1u << bit;
-		v.flags = flag;
-		add.flags = flag;
-		del.flags = flag;
-		s.flags = flag;
-		m.flags = flag;
-		w.flags = flag;
-		t.flags = flag;
-		sig.flags = flag;
-		u.flags = flag;
-		EXPECT_EQ(-EINVAL,
-			  nvx_ioctl(self->fd, NVX_IOC_UINTR_VECTOR_FD, &v))
-			TH_LOG("VECTOR_FD flag %#x", flag);
-		EXPECT_EQ(-EINVAL,
-			  nvx_ioctl(self->fd, NVX_IOC_UINTR_ADD_SENDER, &add))
-			TH_LOG("ADD_SENDER flag %#x", flag);
-		EXPECT_EQ(-EINVAL,
-			  nvx_ioctl(self->fd, NVX_IOC_UINTR_DEL_SENDER, &del))
-			TH_LOG("DEL_SENDER flag %#x", flag);
-		EXPECT_EQ(-EINVAL, nvx_ioctl(self->fd, NVX_IOC_UINTR_SEND, &s))
-			TH_LOG("SEND flag %#x", flag);
-		EXPECT_EQ(-EINVAL,
-			  nvx_ioctl(self->fd, NVX_IOC_UINTR_SEND_MANY, &m))
-			TH_LOG("SEND_MANY flag %#x", flag);
-		EXPECT_EQ(-EINVAL, nvx_ioctl(self->fd, NVX_IOC_UINTR_WAIT, &w))
-			TH_LOG("WAIT flag %#x", flag);
-		EXPECT_EQ(-EINVAL,
-			  nvx_ioctl(self->fd, NVX_IOC_UINTR_TIMER, &t))
-			TH_LOG("TIMER flag %#x", flag);
-		EXPECT_EQ(-EINVAL,
-			  nvx_ioctl(self->fd, NVX_IOC_UINTR_SIGNAL, &sig))
-			TH_LOG("SIGNAL flag %#x", flag);
-		EXPECT_EQ(-EINVAL,
-			  nvx_ioctl(self->fd, NVX_IOC_UINTR_UNREGISTER, &u))
-			TH_LOG("UNREGISTER flag %#x", flag);
+		for (i = 0; i < ARRAY_SIZE(calls); i++) {
+			const char *name = calls[i].name;
+
+			EXPECT_EQ(-EINVAL, nvx_ioctl(self->fd, calls[i].cmd,
+						     calls[i].arg))
+				TH_LOG("%s flag %#x", name, flag);
+		}
 	}
 	/* nothing was sent, the entry and the registration are still there */
 	EXPECT_EQ(0ULL, handled());
@@ -244,9 +237,7 @@ TEST_F(uintr, nonzero_reserved_is_einval)
 	uint32_t one;
 	int idx, vfd = -1;
 
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	idx = do_vector(self->fd, 1, &vfd);
-	ASSERT_LE(0, idx);
+	idx = register_vector(_metadata, self->fd, 1, &vfd);
 	one = idx;
 	add.vector_fd = vfd;
 	del.index = idx;
@@ -314,9 +305,7 @@ TEST_F(uintr, undersized_structs_are_einval)
 	}
 	EXPECT_EQ(-ENOENT, nvx_uintr_vector_fd(self->fd, 0));
 
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	idx = do_vector(self->fd, 2, &vfd);
-	ASSERT_LE(0, idx);
+	idx = register_vector(_metadata, self->fd, 2, &vfd);
 	one = idx;
 	for (i = 0; i < ARRAY_SIZE(ioc); i++) {
 		for (sz = 0; sz < ioc[i].size; sz++) {

@@ -12,9 +12,7 @@ TEST_F(uintr, sender_index_errors)
 	uint32_t empty;
 	int idx;
 
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	idx = do_vector(self->fd, 2, NULL);
-	ASSERT_LE(0, idx);
+	idx = register_vector(_metadata, self->fd, 2, NULL);
 	ASSERT_GT(NVX_UINTR_SENDERS, idx);
 	empty = (idx + 1) % NVX_UINTR_SENDERS;
 
@@ -86,9 +84,7 @@ TEST_F(uintr, send_after_vector_fd_closed_is_epipe)
 {
 	int vfd, idx;
 
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	idx = do_vector(self->fd, 11, &vfd);
-	ASSERT_LE(0, idx);
+	idx = register_vector(_metadata, self->fd, 11, &vfd);
 	EXPECT_EQ(0, nvx_uintr_send(self->fd, idx));
 	EXPECT_EQ(1ULL, handled());
 	close(vfd);
@@ -120,18 +116,14 @@ TEST_F(uintr, send_after_unregister_is_esrch)
 {
 	int idx;
 
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	idx = do_vector(self->fd, 12, NULL);
-	ASSERT_LE(0, idx);
+	idx = register_vector(_metadata, self->fd, 12, NULL);
 	nvx_uintr_clui();
 	EXPECT_EQ(0, nvx_uintr_send(self->fd, idx));
 	ASSERT_EQ(0, do_unregister(self->fd));
 	EXPECT_EQ(-ESRCH, nvx_uintr_send(self->fd, idx));
 	EXPECT_EQ(0ULL, handled());
 
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	idx = do_vector(self->fd, 12, NULL);
-	ASSERT_LE(0, idx);
+	idx = register_vector(_metadata, self->fd, 12, NULL);
 	EXPECT_EQ(0, nvx_uintr_send(self->fd, idx));
 	EXPECT_EQ(1ULL, handled_vec(12));
 }

@@ -35,32 +35,6 @@ TEST_F(uintr, signal_routed_to_vector)
 	EXPECT_EQ(2ULL, handled());
 }
 
-struct router {
-	int fd;
-	int cpu;
-	pid_t tid;
-	int err;
-	int ready;
-};
-
-static void *router_thread(void *arg)
-{
-	struct router *r = arg;
-
-	pin_cpu(r->cpu);
-	r->tid = sys_gettid();
-	r->err = do_register(r->fd, NULL, 0, 0);
-	if (r->err >= 0)
-		r->err = do_signal(r->fd, SIGUSR1, 11);
-	__atomic_store_n(&r->ready, r->err < 0 ? -1 : 1, __ATOMIC_SEQ_CST);
-	if (r->err < 0)
-		return NULL;
-	/* in user mode, until delivered */
-	wait_handled(1, WAIT_LONG, false);
-	spin_ns(50 * MS);
-	return NULL;
-}
-
 /* A signal from another thread, to a receiver spinning in user mode. */
 TEST_F(uintr, signal_routed_from_other_thread)
 {
@@ -140,9 +114,7 @@ TEST_F(uintr, unregister_stops_timer_and_signal)
 	int idx;
 
 	ASSERT_EQ(0, catch_signal(SIGUSR1));
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	idx = do_vector(self->fd, 5, NULL);
-	ASSERT_LE(0, idx);
+	idx = register_vector(_metadata, self->fd, 5, NULL);
 	ASSERT_EQ(0, do_signal(self->fd, SIGUSR1, 4));
 	ASSERT_EQ(0, do_timer(self->fd, 3, 0, 5 * MS));
 	ASSERT_EQ(0, wait_vec(3, 2, WAIT_LONG, false));

@@ -166,18 +166,16 @@ TEST_F_TIMEOUT(uintr, per_vector_exact_over_100000_sends, 300)
 	struct stress s = { .fd = self->fd };
 	unsigned int vec;
 	pthread_t t;
-	int cpu, idx, v;
+	int cpu, idx[STRESS_VECTORS], v;
 
 	if (two_cpus(&cpu, &s.cpu))
 		SKIP(return, "needs two CPUs");
 	ASSERT_EQ(0, pin_cpu(cpu));
-	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	for (v = 0; v < STRESS_VECTORS; v++) {
+	for (v = 0; v < STRESS_VECTORS; v++)
 		s.vector[v] = v * 9;	/* 0, 9, ... 63 */
-		idx = do_vector(self->fd, s.vector[v], NULL);
-		ASSERT_LE(0, idx);
-		s.index[v] = idx;
-	}
+	register_vectors(_metadata, self->fd, s.vector, idx, STRESS_VECTORS);
+	for (v = 0; v < STRESS_VECTORS; v++)
+		s.index[v] = idx[v];
 	ASSERT_EQ(0, pthread_create(&t, NULL, stress_thread, &s));
 	while (!__atomic_load_n(&s.done, __ATOMIC_SEQ_CST))
 		__builtin_ia32_pause();

@@ -7,6 +7,8 @@
 #ifndef NVX_FIXTURE_H
 #define NVX_FIXTURE_H
 
+#include <nvx/pool.h>
+
 #include "kselftest_harness.h"
 #include "nvx_test.h"
 
@@ -28,6 +30,22 @@ static inline bool nvx_require_feature(struct __test_metadata *_metadata,
 	has = nvx_has_feature(*fd, feature);
 	ASSERT_LE(0, has) TH_LOG("NVX_IOC_FEATURES: %s", strerror(-has));
 	return has;
+}
+
+/*
+ * For the FIXTURE_TEARDOWN() of a group that grew the pool by @grown
+ * bytes for its test: the pool stats @s show the grants and bytes of
+ * @start again, the @grown bytes still in, and no byte lost.
+ */
+static inline void expect_pool_as_before(struct __test_metadata *_metadata,
+					 const struct nvx_pool_stats *start,
+					 uint64_t grown,
+					 const struct nvx_pool_stats *s)
+{
+	EXPECT_EQ(start->grants_live, s->grants_live);
+	EXPECT_EQ(start->granted_bytes, s->granted_bytes);
+	EXPECT_EQ(start->total_bytes + grown, s->total_bytes);
+	EXPECT_EQ(s->total_bytes, s->clean_bytes + s->granted_bytes);
 }
 
 #endif /* NVX_FIXTURE_H */

@@ -71,10 +71,7 @@ FIXTURE_TEARDOWN(pool)
 					 NVX_NODE_ANY, &done));
 		ASSERT_EQ(0, pool_stats(self->fd, &s));
 	}
-	EXPECT_EQ(self->start.grants_live, s.grants_live);
-	EXPECT_EQ(self->start.granted_bytes, s.granted_bytes);
-	EXPECT_EQ(self->start.total_bytes + self->grown, s.total_bytes);
-	EXPECT_EQ(s.total_bytes, s.clean_bytes + s.granted_bytes);
+	expect_pool_as_before(_metadata, &self->start, self->grown, &s);
 	ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_SHRINK, self->grown,
 				 NVX_NODE_ANY, &done));
 	ASSERT_EQ(0, pool_stats(self->fd, &s));

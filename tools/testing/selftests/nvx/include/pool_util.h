@@ -25,6 +25,15 @@
 #define GUP_TEST	"/sys/kernel/debug/gup_test"
 #define TRACEFS		"/sys/kernel/tracing/"
 
+/* A thread of racer_thread(): its counts are out. */
+struct racer {
+	int fd;
+	int id;
+	int rounds;
+	int errors;
+	int enospc;
+};
+
 int pool_stats(int fd, struct nvx_pool_stats *s);
 int pool_resize(int fd, unsigned long cmd, uint64_t bytes,
 		uint32_t node, uint64_t *done);
@@ -38,5 +47,6 @@ long smaps_kb(const void *start, const char *field);
 void tag_pages(unsigned char *p, size_t len, unsigned long first);
 bool pages_tagged(const unsigned char *p, size_t len,
 		  unsigned long first);
+void *racer_thread(void *arg);
 
 #endif /* NVX_POOL_UTIL_H */

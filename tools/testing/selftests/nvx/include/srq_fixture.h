@@ -15,6 +15,9 @@
 #ifndef NVX_SRQ_FIXTURE_H
 #define NVX_SRQ_FIXTURE_H
 
+#include <assert.h>
+#include <stddef.h>
+
 #include "nvx_fixture.h"
 #include "srq_util.h"
 
@@ -41,6 +44,53 @@ static inline bool expect_frame(struct __test_metadata *_metadata,
 	EXPECT_TRUE(ok);
 	return ok;
 }
+
+/* A counter of struct nvx_srq_stats, and the value a test expects of it. */
+struct srq_stat_want {
+	const char *name;
+	size_t off;
+	uint64_t val;
+};
+
+#define SRQ_STAT(field, want)						\
+	{ #field, offsetof(struct nvx_srq_stats, field), (want) }
+
+/* The __u64 counters run from rx_packets to tx_bytes; the rest are __u32. */
+static_assert(offsetof(struct nvx_srq_stats, bufs_posted) ==
+	       offsetof(struct nvx_srq_stats, tx_bytes) + sizeof(uint64_t),
+	       "struct nvx_srq_stats: the __u64 counters moved");
+
+/* EXPECT_EQ() each of the @n counters @w in @st, naming it if it differs. */
+static inline void __expect_srq_stats(struct __test_metadata *_metadata,
+				      const struct nvx_srq_stats *st,
+				      const struct srq_stat_want *w, size_t n)
+{
+	const char *p = (const char *)st;
+	uint64_t got;
+	uint32_t got32;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (w[i].off < offsetof(struct nvx_srq_stats, rx_packets) ||
+		    w[i].off >= offsetof(struct nvx_srq_stats, bufs_posted)) {
+			memcpy(&got32, p + w[i].off, sizeof(got32));
+			got = got32;
+		} else {
+			memcpy(&got, p + w[i].off, sizeof(got));
+		}
+		EXPECT_EQ(w[i].val, got) TH_LOG("stats.%s", w[i].name);
+	}
+}
+
+/*
+ * expect_srq_stats(&st, SRQ_STAT(rx_packets, 1u), ...): one EXPECT_EQ()
+ * a counter, in the order given.
+ */
+#define expect_srq_stats(st, ...)					\
+	__expect_srq_stats(_metadata, (st),				\
+			   (const struct srq_stat_want[]){ __VA_ARGS__ },	\
+			   ARRAY_SIZE(((const struct srq_stat_want[]){	\
+				   __VA_ARGS__ })))
 
 /*
  * Open @s with @p on @n: its first frame (1024 bytes) lands at stride 0,
@@ -131,10 +181,7 @@ FIXTURE_TEARDOWN(srq)
 	EXPECT_EQ(0, wait_granted(self->fd, &self->start));
 	ASSERT_EQ(0, wait_scrubbed(self->fd));
 	ASSERT_EQ(0, pool_stats(self->fd, &s));
-	EXPECT_EQ(self->start.grants_live, s.grants_live);
-	EXPECT_EQ(self->start.granted_bytes, s.granted_bytes);
-	EXPECT_EQ(self->start.total_bytes + self->grown, s.total_bytes);
-	EXPECT_EQ(s.total_bytes, s.clean_bytes + s.granted_bytes);
+	expect_pool_as_before(_metadata, &self->start, self->grown, &s);
 	EXPECT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_SHRINK, self->grown,
 				 NVX_NODE_ANY, NULL));
 	close(self->fd);

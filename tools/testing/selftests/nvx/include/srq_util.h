@@ -116,6 +116,18 @@ struct blast {
 	struct blaster t[BLAST_THREADS];
 };
 
+/* A thread of releaser_thread(). */
+struct releaser {
+	const struct srq *s;
+	int ring;
+	int cpu;			/* -1: not pinned */
+	const struct nvx_srq_rel *ents;
+	int n;
+	uint64_t released;
+	uint64_t garbage;
+	int err;
+};
+
 int srq_grant(int fd, uint64_t bytes);
 int __attribute__((format(printf, 1, 2))) sh(const char *fmt, ...);
 void nic_destroy(struct nic *n);
@@ -124,6 +136,9 @@ int nic_create(struct nic *n);
 void put16(unsigned char *p, uint16_t v);
 int send_frame(const struct nic *n, unsigned int len, uint16_t sport,
 	       uint32_t seq);
+int send_frames(const struct nic *n, uint32_t count, unsigned int len,
+		uint16_t sport);
+void *releaser_thread(void *arg);
 void srq_init(struct srq *s);
 void srq_close(struct srq *s);
 int srq_open(int dev, struct srq *s, int ifindex,

@@ -42,6 +42,58 @@ static inline int waiter_send_join(struct __test_metadata *_metadata, int fd,
 	return idx;
 }
 
+/*
+ * Register this thread (on its own stack, no flags) and add a vector fd
+ * for @vector, into *@vfd (closed when @vfd is NULL), to the sender
+ * table. Returns the sender index.
+ */
+static inline int register_vector(struct __test_metadata *_metadata, int fd,
+				  uint32_t vector, int *vfd)
+{
+	int idx;
+
+	ASSERT_LE(0, do_register(fd, NULL, 0, 0));
+	idx = do_vector(fd, vector, vfd);
+	ASSERT_LE(0, idx);
+	return idx;
+}
+
+/*
+ * Register this thread as register_vector() does, and add the @n vectors
+ * @vec to the sender table in that order: their sender indices into @idx.
+ */
+static inline void register_vectors(struct __test_metadata *_metadata,
+				    int fd, const uint32_t *vec, int *idx,
+				    unsigned int n)
+{
+	unsigned int i;
+
+	ASSERT_LE(0, do_register(fd, NULL, 0, 0));
+	for (i = 0; i < n; i++) {
+		idx[i] = do_vector(fd, vec[i], NULL);
+		ASSERT_LE(0, idx[i]) TH_LOG("vector %u: %s", vec[i],
+					    strerror(-idx[i]));
+	}
+}
+
+/*
+ * Start a blocker thread on @b, on another CPU than this thread where
+ * there are two, add the vector fd it made to the sender table and send
+ * it once.
+ */
+static inline void blocker_start_send(struct __test_metadata *_metadata,
+				      int fd, pthread_t *t, struct blocker *b)
+{
+	int cpu, idx;
+
+	two_cpus(&b->cpu, &cpu);
+	ASSERT_EQ(0, pin_cpu(cpu));
+	ASSERT_EQ(0, start_blocker(t, b));
+	idx = nvx_uintr_add_sender(fd, b->vfd);
+	ASSERT_LE(0, idx);
+	EXPECT_EQ(0, nvx_uintr_send(fd, idx));
+}
+
 FIXTURE(uintr) {
 	int fd;
 };

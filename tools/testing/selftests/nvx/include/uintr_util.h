@@ -134,6 +134,15 @@ struct waiter {
 	int ready;		/* 1: vfd is valid, -1: it failed */
 };
 
+/* A thread of router_thread(). */
+struct router {
+	int fd;
+	int cpu;
+	pid_t tid;
+	int err;
+	int ready;
+};
+
 NVX_UINTR_HANDLER void on_uintr(struct nvx_uintr_frame *f,
 				uint64_t vector);
 __attribute__((naked, used)) void trap_entry(void);
@@ -168,6 +177,7 @@ bool blocker_done(struct blocker *b);
 int join_blocker(pthread_t t, struct blocker *b, int pipe_w,
 		 uint64_t ns);
 void *waiter_thread(void *arg);
+void *router_thread(void *arg);
 int wait_flag(const int *flag);
 
 #endif /* NVX_UINTR_UTIL_H */

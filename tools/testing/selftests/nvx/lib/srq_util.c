@@ -225,6 +225,31 @@ int send_frame(const struct nic *n, unsigned int len, uint16_t sport,
 	return send_raw(n, f, len);
 }
 
+/**
+ * send_frames() - Send @count test frames of @len bytes, seq 0 and up
+ * @n: the NIC pair
+ * @count: how many
+ * @len: each frame's length
+ * @sport: their UDP source port (their flow)
+ *
+ * Stops at the first frame that cannot be sent.
+ *
+ * Return: 0 or -errno.
+ */
+int send_frames(const struct nic *n, uint32_t count, unsigned int len,
+		uint16_t sport)
+{
+	uint32_t seq;
+	int ret;
+
+	for (seq = 0; seq < count; seq++) {
+		ret = send_frame(n, len, sport, seq);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /* --- helpers: the set ----------------------------------------------- */
 
 /**
@@ -949,3 +974,45 @@ int allowed_cpus(int *cpus, int max)
 	return n;
 }
 
+/**
+ * releaser_thread() - Give back a list of completions through one ring
+ * @arg: its struct releaser
+ *
+ * Pushes the entries to its release ring, calling RELEASE after every
+ * eighth; pinned to its CPU first unless that is -1.
+ *
+ * Return: NULL.
+ */
+void *releaser_thread(void *arg)
+{
+	struct releaser *r = arg;
+	struct nvx_srq_release out;
+	cpu_set_t set;
+	int i, ret;
+
+	if (r->cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(r->cpu, &set);
+		ret = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+		if (ret)
+			r->err = -ret;
+	}
+	for (i = 0; i < r->n && !r->err; i++) {
+		ret = rel_push(r->s, r->ring, r->ents[i].buf,
+			       r->ents[i].strides, 0);
+		if (ret == -ENOSPC) {
+			r->err = ret;	/* the rings are far from full */
+			break;
+		}
+		if (i % 8 == 7) {
+			ret = srq_release(r->s, &out);
+			if (ret) {
+				r->err = ret;
+				break;
+			}
+			r->released += out.released;
+			r->garbage += out.garbage;
+		}
+	}
+	return NULL;
+}

@@ -616,3 +616,29 @@ int wait_flag(const int *flag)
 	}
 }
 
+/**
+ * router_thread() - A receiver that routes SIGUSR1 to its vector 11
+ * @arg: its struct router
+ *
+ * Registers on its CPU, routes SIGUSR1 to vector 11, says it is ready,
+ * then stays in user mode until a handler ran, and 50 ms more.
+ *
+ * Return: NULL.
+ */
+void *router_thread(void *arg)
+{
+	struct router *r = arg;
+
+	pin_cpu(r->cpu);
+	r->tid = sys_gettid();
+	r->err = do_register(r->fd, NULL, 0, 0);
+	if (r->err >= 0)
+		r->err = do_signal(r->fd, SIGUSR1, 11);
+	__atomic_store_n(&r->ready, r->err < 0 ? -1 : 1, __ATOMIC_SEQ_CST);
+	if (r->err < 0)
+		return NULL;
+	/* in user mode, until delivered */
+	wait_handled(1, WAIT_LONG, false);
+	spin_ns(50 * MS);
+	return NULL;
+}
