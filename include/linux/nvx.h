@@ -141,6 +141,31 @@ struct nvx_ioctl_range {
 
 long nvx_ioctl_dispatch(struct file *file, unsigned int cmd,
 			unsigned long arg, const struct nvx_ioctl_range *range);
+
+/*
+ * DEFINE_NVX_FOPS(name, base, ops, ...): the file_operations name_fops of
+ * a file nvx hands out, whose ioctls are the table @ops (of NVX_IOCTL_OP()
+ * entries from _IOC_NR @base), dispatched by nvx_ioctl_dispatch(); the
+ * file's other operations (.release, .mmap, .show_fdinfo, ...) follow as
+ * designated initializers.
+ */
+#define DEFINE_NVX_FOPS(_name, _base, _ops, ...)			\
+static const struct nvx_ioctl_range _name##_range =			\
+	NVX_IOCTL_RANGE(_base, _ops, 0);				\
+static long _name##_ioctl(struct file *file, unsigned int cmd,		\
+			  unsigned long arg)				\
+{									\
+	return nvx_ioctl_dispatch(file, cmd, arg, &_name##_range);	\
+}									\
+									\
+static const struct file_operations _name##_fops = {			\
+	.owner = THIS_MODULE,						\
+	.unlocked_ioctl = _name##_ioctl,				\
+	.compat_ioctl = compat_ptr_ioctl,				\
+	.llseek = noop_llseek,						\
+	__VA_ARGS__							\
+}
+
 int nvx_register_ioctls(struct nvx_ioctl_range *range);
 void nvx_unregister_ioctls(struct nvx_ioctl_range *range);
 struct dentry *nvx_debugfs_dir(void);

@@ -357,69 +357,6 @@ static int nvx_grant_mmap(struct file *file, struct vm_area_struct *vma)
 	return 0;
 }
 
-static long nvx_grant_ioctl(struct file *file, unsigned int cmd,
-			    unsigned long arg);
-
-/* /proc/PID/fdinfo/N of a grant: what it is and what it holds. */
-static void nvx_grant_show_fdinfo(struct seq_file *m, struct file *file)
-{
-	struct nvx_grant *g = file->private_data;
-
-	seq_puts(m, "nvx-object:\tgrant\n");
-	seq_printf(m, "bytes:\t%llu\n", (u64)g->nr_pieces * NVX_PIECE_BYTES);
-	seq_printf(m, "node:\t%d\n", g->nid);
-	seq_printf(m, "pieces:\t%lu\n", g->nr_pieces);
-	seq_printf(m, "piece_bytes:\t%llu\n", NVX_PIECE_BYTES);
-	seq_printf(m, "charged_pages:\t%lu\n", g->accounted);
-}
-
-static const struct file_operations nvx_grant_fops = {
-	.owner = THIS_MODULE,
-	.release = nvx_grant_release,
-	.mmap = nvx_grant_mmap,
-	.get_unmapped_area = thp_get_unmapped_area,
-	.unlocked_ioctl = nvx_grant_ioctl,
-	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = noop_llseek,
-	.show_fdinfo = nvx_grant_show_fdinfo,
-};
-
-/**
- * nvx_grant_fget() - the grant behind a file descriptor
- * @fd: a file descriptor of the calling process.
- * @gfile: out: the grant's file, with a reference for the caller
- *	(fput() it when done with the grant).
- *
- * Return: the grant; ERR_PTR(-EBADF) when @fd is not open,
- * ERR_PTR(-EINVAL) when it is not a grant.
- */
-struct nvx_grant *nvx_grant_fget(int fd, struct file **gfile)
-{
-	struct file *f = fget(fd);
-
-	if (!f)
-		return ERR_PTR(-EBADF);
-	if (f->f_op != &nvx_grant_fops) {
-		fput(f);
-		return ERR_PTR(-EINVAL);
-	}
-	*gfile = f;
-	return f->private_data;
-}
-EXPORT_SYMBOL_GPL(nvx_grant_fget);
-
-/**
- * nvx_grant_bytes() - size of a grant
- * @g: the grant.
- *
- * Return: its size in bytes, a multiple of the chunk size.
- */
-u64 nvx_grant_bytes(const struct nvx_grant *g)
-{
-	return (u64)g->nr_pieces * NVX_PIECE_BYTES;
-}
-EXPORT_SYMBOL_GPL(nvx_grant_bytes);
-
 static int nvx_grant_ioc_info(struct nvx_ucmd *ucmd)
 {
 	struct nvx_grant *g = ucmd->file->private_data;
@@ -478,14 +415,60 @@ static const struct nvx_ioctl_op nvx_grant_ops[] = {
 		     NVX_IOCTL_OUT_ON_ERROR),
 };
 
-static const struct nvx_ioctl_range nvx_grant_range =
-	NVX_IOCTL_RANGE(NVX_IOC_GRANT_BASE, nvx_grant_ops, 0);
-
-static long nvx_grant_ioctl(struct file *file, unsigned int cmd,
-			    unsigned long arg)
+/* /proc/PID/fdinfo/N of a grant: what it is and what it holds. */
+static void nvx_grant_show_fdinfo(struct seq_file *m, struct file *file)
 {
-	return nvx_ioctl_dispatch(file, cmd, arg, &nvx_grant_range);
+	struct nvx_grant *g = file->private_data;
+
+	seq_puts(m, "nvx-object:\tgrant\n");
+	seq_printf(m, "bytes:\t%llu\n", (u64)g->nr_pieces * NVX_PIECE_BYTES);
+	seq_printf(m, "node:\t%d\n", g->nid);
+	seq_printf(m, "pieces:\t%lu\n", g->nr_pieces);
+	seq_printf(m, "piece_bytes:\t%llu\n", NVX_PIECE_BYTES);
+	seq_printf(m, "charged_pages:\t%lu\n", g->accounted);
 }
+
+DEFINE_NVX_FOPS(nvx_grant, NVX_IOC_GRANT_BASE, nvx_grant_ops,
+		.release = nvx_grant_release,
+		.mmap = nvx_grant_mmap,
+		.get_unmapped_area = thp_get_unmapped_area,
+		.show_fdinfo = nvx_grant_show_fdinfo);
+
+/**
+ * nvx_grant_fget() - the grant behind a file descriptor
+ * @fd: a file descriptor of the calling process.
+ * @gfile: out: the grant's file, with a reference for the caller
+ *	(fput() it when done with the grant).
+ *
+ * Return: the grant; ERR_PTR(-EBADF) when @fd is not open,
+ * ERR_PTR(-EINVAL) when it is not a grant.
+ */
+struct nvx_grant *nvx_grant_fget(int fd, struct file **gfile)
+{
+	struct file *f = fget(fd);
+
+	if (!f)
+		return ERR_PTR(-EBADF);
+	if (f->f_op != &nvx_grant_fops) {
+		fput(f);
+		return ERR_PTR(-EINVAL);
+	}
+	*gfile = f;
+	return f->private_data;
+}
+EXPORT_SYMBOL_GPL(nvx_grant_fget);
+
+/**
+ * nvx_grant_bytes() - size of a grant
+ * @g: the grant.
+ *
+ * Return: its size in bytes, a multiple of the chunk size.
+ */
+u64 nvx_grant_bytes(const struct nvx_grant *g)
+{
+	return (u64)g->nr_pieces * NVX_PIECE_BYTES;
+}
+EXPORT_SYMBOL_GPL(nvx_grant_bytes);
 
 /*
  * Fill @g from any node: the caller's first, then any other that has
@@ -534,9 +517,7 @@ int nvx_pool_ioc_grant(struct nvx_ucmd *ucmd)
 		return -EINVAL;
 	if ((req->flags & NVX_GRANT_WAIT) && (req->flags & NVX_GRANT_CLEAN_ONLY))
 		return -EINVAL;
-	if (req->node != NVX_NODE_ANY && !nvx_node_valid(req->node))
-		return -EINVAL;
-	ret = nvx_bytes_to_pieces(req->bytes, &nr);
+	ret = nvx_pool_check_req(req->node, req->bytes, &nr);
 	if (ret)
 		return ret;
 	bytes = (u64)nr * NVX_PIECE_BYTES;

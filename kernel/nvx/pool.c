@@ -291,6 +291,22 @@ static unsigned long nvx_pool_shrink_node(int nid, unsigned long nr)
 }
 
 /**
+ * nvx_pool_check_req() - check the node and size of a request
+ * @node: a node, or NVX_NODE_ANY.
+ * @bytes: a size.
+ * @nr: out: @bytes in whole pieces.
+ *
+ * Return: 0, or -EINVAL for a node that does not exist or is offline, a
+ * size of 0 or one that overflows.
+ */
+int nvx_pool_check_req(u32 node, u64 bytes, unsigned long *nr)
+{
+	if (node != NVX_NODE_ANY && !nvx_node_valid(node))
+		return -EINVAL;
+	return nvx_bytes_to_pieces(bytes, nr);
+}
+
+/**
  * nvx_bytes_to_pieces() - a size in whole pieces
  * @bytes: the size; rounded up.
  * @nr: out: the number of pieces.
@@ -361,9 +377,7 @@ static int nvx_pool_resize_ioctl(struct nvx_pool_resize *r, bool grow)
 		return -EINVAL;
 	if (shift < NVX_POOL_PIECE_SHIFT || shift > NVX_POOL_CHUNK_SHIFT_MAX)
 		return -EINVAL;
-	if (r->node != NVX_NODE_ANY && !nvx_node_valid(r->node))
-		return -EINVAL;
-	ret = nvx_bytes_to_pieces(r->bytes, &nr);
+	ret = nvx_pool_check_req(r->node, r->bytes, &nr);
 	if (ret)
 		return ret;
 

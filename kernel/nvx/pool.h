@@ -125,6 +125,7 @@ struct nvx_chunk *nvx_chunk_split(struct nvx_chunk *c, unsigned long nr,
 				  struct nvx_chunk *rest);
 void nvx_chunk_free(struct nvx_chunk *c);
 int nvx_bytes_to_pieces(u64 bytes, unsigned long *nr);
+int nvx_pool_check_req(u32 node, u64 bytes, unsigned long *nr);
 unsigned long nvx_pool_total_pieces(void);
 int nvx_scrubber(void *unused);
 int nvx_pool_ioc_grant(struct nvx_ucmd *ucmd);

@@ -598,6 +598,39 @@ int nvx_getopt_done(struct nvx_ctx *ctx, int argc, char **argv)
 	return NVX_EXIT_OK;
 }
 
+/**
+ * nvx_getopt() - parse a command's long options with getopt_long()
+ * @ctx: the running command.
+ * @argc: its arguments.
+ * @argv: its arguments.
+ * @opts: its options, long ones only (the optstring is ":").
+ * @fn: the handler of each option getopt_long() returns, as @c, with
+ *	@arg: NVX_EXIT_OK to go on, another NVX_EXIT_* status to stop
+ *	with, or NVX_OPT_UNKNOWN for one it does not know (unknown options
+ *	and missing arguments, '?' and ':', among them).
+ * @arg: @fn's argument.
+ *
+ * Return: NVX_EXIT_OK when every option was taken and no argument is
+ * left, else the NVX_EXIT_* status of the first error, reported.
+ */
+int nvx_getopt(struct nvx_ctx *ctx, int argc, char **argv,
+	       const struct option *opts,
+	       int (*fn)(struct nvx_ctx *ctx, int c, void *arg), void *arg)
+{
+	int c, ret;
+
+	opterr = 0;
+	optind = 0;	/* glibc and musl: start afresh */
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		ret = fn(ctx, c, arg);
+		if (ret == NVX_OPT_UNKNOWN)
+			return nvx_getopt_error(ctx, c, argv);
+		if (ret)
+			return ret;
+	}
+	return nvx_getopt_done(ctx, argc, argv);
+}
+
 /* ------------------------------------------------------------ dispatch */
 
 /* Every group's implicit "help" command. */

@@ -239,6 +239,15 @@ int nvx_getopt_done(struct nvx_ctx *ctx, int argc, char **argv);
  */
 int nvx_getopt_error(struct nvx_ctx *ctx, int c, char **argv);
 
+struct option;
+
+/* What an option handler of nvx_getopt() returns for an option not its own. */
+#define NVX_OPT_UNKNOWN	(-1)
+
+int nvx_getopt(struct nvx_ctx *ctx, int argc, char **argv,
+	       const struct option *opts,
+	       int (*fn)(struct nvx_ctx *ctx, int c, void *arg), void *arg);
+
 /* Room for any string nvx_fmt_bytes() writes, with its NUL. */
 #define NVX_FMT_BYTES_LEN	32
 

@@ -183,28 +183,19 @@ static const struct option nvx_ping_opts[] = {
 	{ }
 };
 
-static int nvx_ping_parse(struct nvx_ctx *ctx, int argc, char **argv,
-			  uint64_t *count)
+/* nvx_getopt()'s handler: @arg is the uint64_t count. */
+static int nvx_ping_opt(struct nvx_ctx *ctx, int c, void *arg)
 {
+	uint64_t *count = arg;
 	unsigned long long n;
-	int c, ret;
+	int ret;
 
-	opterr = 0;
-	optind = 0;	/* glibc and musl: start afresh */
-	while ((c = getopt_long(argc, argv, ":", nvx_ping_opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			ret = nvx_opt_num(ctx, "count", optarg, 1,
-					  NVX_PING_MAX_COUNT, &n);
-			if (ret)
-				return ret;
-			*count = n;
-			break;
-		default:
-			return nvx_getopt_error(ctx, c, argv);
-		}
-	}
-	return nvx_getopt_done(ctx, argc, argv);
+	if (c != 'c')
+		return NVX_OPT_UNKNOWN;
+	ret = nvx_opt_num(ctx, "count", optarg, 1, NVX_PING_MAX_COUNT, &n);
+	if (!ret)
+		*count = n;
+	return ret;
 }
 
 /* Report @req failing with -@err for @who; NVX_EXIT_FAIL. */
@@ -268,7 +259,7 @@ static int cmd_uintr_debug_ping(struct nvx_ctx *ctx, int argc, char **argv)
 	bool started = false, ok;
 	pthread_t b;
 
-	ret = nvx_ping_parse(ctx, argc, argv, &r.count);
+	ret = nvx_getopt(ctx, argc, argv, nvx_ping_opts, nvx_ping_opt, &r.count);
 	if (ret)
 		return ret;
 	ret = nvx_open_device(ctx);

@@ -216,15 +216,6 @@ static const struct nvx_ioctl_op nvx_srq_set_ops[] = {
 		     nvx_srq_ioc_steer, struct nvx_srq_steer, table, 0),
 };
 
-static const struct nvx_ioctl_range nvx_srq_set_range =
-	NVX_IOCTL_RANGE(NVX_IOC_SRQ_SET_BASE, nvx_srq_set_ops, 0);
-
-static long nvx_srq_ioctl(struct file *file, unsigned int cmd,
-			  unsigned long arg)
-{
-	return nvx_ioctl_dispatch(file, cmd, arg, &nvx_srq_set_range);
-}
-
 /* /proc/PID/fdinfo/N of a set: its NIC, shape and counters. */
 static void nvx_srq_show_fdinfo(struct seq_file *m, struct file *file)
 {
@@ -245,15 +236,10 @@ static void nvx_srq_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "bufs_held:\t%u\n", st.bufs_held);
 }
 
-static const struct file_operations nvx_srq_fops = {
-	.owner = THIS_MODULE,
-	.release = nvx_srq_release,
-	.mmap = nvx_srq_mmap,
-	.unlocked_ioctl = nvx_srq_ioctl,
-	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = noop_llseek,
-	.show_fdinfo = nvx_srq_show_fdinfo,
-};
+DEFINE_NVX_FOPS(nvx_srq_set, NVX_IOC_SRQ_SET_BASE, nvx_srq_set_ops,
+		.release = nvx_srq_release,
+		.mmap = nvx_srq_mmap,
+		.show_fdinfo = nvx_srq_show_fdinfo);
 
 /* Check @p and fill in its defaults. */
 static int nvx_srq_check_params(struct nvx_srq_params *p)
@@ -445,7 +431,7 @@ static int nvx_srq_ioc_create(struct nvx_ucmd *ucmd)
 		nvx_srq_post(srq, p, srq->refill_bufs, n);
 	}
 
-	fd = nvx_anon_fd(ucmd, "[nvx-srq]", &nvx_srq_fops, srq,
+	fd = nvx_anon_fd(ucmd, "[nvx-srq]", &nvx_srq_set_fops, srq,
 			 req->flags & NVX_SRQ_CLOEXEC ? O_CLOEXEC : 0);
 	if (fd < 0) {
 		ret = fd;

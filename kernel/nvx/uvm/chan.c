@@ -559,15 +559,6 @@ static const struct nvx_ioctl_op nvx_uvm_chan_ops[] = {
 		     nvx_uvm_chan_ioc_kick, struct nvx_uvm_kick, reserved, 0),
 };
 
-static const struct nvx_ioctl_range nvx_uvm_chan_range =
-	NVX_IOCTL_RANGE(NVX_IOC_UVM_CHAN_BASE, nvx_uvm_chan_ops, 0);
-
-static long nvx_uvm_chan_ioctl(struct file *file, unsigned int cmd,
-			       unsigned long arg)
-{
-	return nvx_ioctl_dispatch(file, cmd, arg, &nvx_uvm_chan_range);
-}
-
 /* /proc/PID/fdinfo/N of a channel: its VM, state and counters. */
 static void nvx_uvm_chan_show_fdinfo(struct seq_file *m, struct file *file)
 {
@@ -588,14 +579,9 @@ static void nvx_uvm_chan_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "irqs:\t%llu\n", st.irqs);
 }
 
-static const struct file_operations nvx_uvm_chan_fops = {
-	.owner = THIS_MODULE,
-	.show_fdinfo = nvx_uvm_chan_show_fdinfo,
-	.release = nvx_uvm_chan_release,
-	.unlocked_ioctl = nvx_uvm_chan_ioctl,
-	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = noop_llseek,
-};
+DEFINE_NVX_FOPS(nvx_uvm_chan, NVX_IOC_UVM_CHAN_BASE, nvx_uvm_chan_ops,
+		.release = nvx_uvm_chan_release,
+		.show_fdinfo = nvx_uvm_chan_show_fdinfo);
 
 static int nvx_uvm_check_attach(struct nvx_uvm_attach *a)
 {
@@ -638,6 +624,23 @@ static int nvx_uvm_place(struct nvx_uvm_chan *ch,
 	return 0;
 }
 
+/*
+ * The file of @fd with a reference, when @is_type says it is of the kind
+ * wanted; ERR_PTR(-EBADF) or ERR_PTR(-EINVAL) otherwise.
+ */
+static struct file *nvx_uvm_fget(int fd, bool (*is_type)(struct file *))
+{
+	struct file *f = fget(fd);
+
+	if (!f)
+		return ERR_PTR(-EBADF);
+	if (!is_type(f)) {
+		fput(f);
+		return ERR_PTR(-EINVAL);
+	}
+	return f;
+}
+
 /* Take the KVM VM of @fd; one channel per VM. */
 static int nvx_uvm_get_kvm(struct nvx_uvm_chan *ch, int fd)
 {
@@ -645,13 +648,9 @@ static int nvx_uvm_get_kvm(struct nvx_uvm_chan *ch, int fd)
 	struct file *f;
 	int ret = 0;
 
-	f = fget(fd);
-	if (!f)
-		return -EBADF;
-	if (!file_is_kvm(f)) {
-		fput(f);
-		return -EINVAL;
-	}
+	f = nvx_uvm_fget(fd, file_is_kvm);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
 	mutex_lock(&nvx_uvm_chans_lock);
 	list_for_each_entry(o, &nvx_uvm_chans, node) {
 		if (o->kvm == f->private_data) {
@@ -677,13 +676,9 @@ static int nvx_uvm_join(struct nvx_uvm_chan *ch, int fd)
 	u32 i;
 	int ret = 0;
 
-	f = fget(fd);
-	if (!f)
-		return -EBADF;
-	if (f->f_op != &nvx_uvm_ep_fops) {
-		fput(f);
-		return -EINVAL;
-	}
+	f = nvx_uvm_fget(fd, nvx_uvm_is_ep);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
 	ep = f->private_data;
 	spin_lock(&ep->lock);
 	if (ep->dead) {

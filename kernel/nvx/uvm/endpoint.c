@@ -329,15 +329,6 @@ static const struct nvx_ioctl_op nvx_uvm_ep_ops[] = {
 		     nvx_uvm_ep_ioc_stats, struct nvx_uvm_ep_stats, attached, 0),
 };
 
-static const struct nvx_ioctl_range nvx_uvm_ep_range =
-	NVX_IOCTL_RANGE(NVX_IOC_UVM_EP_BASE, nvx_uvm_ep_ops, 0);
-
-static long nvx_uvm_ep_ioctl(struct file *file, unsigned int cmd,
-			     unsigned long arg)
-{
-	return nvx_ioctl_dispatch(file, cmd, arg, &nvx_uvm_ep_range);
-}
-
 /* /proc/PID/fdinfo/N of an endpoint: its VMs and its queues. */
 static void nvx_uvm_ep_show_fdinfo(struct seq_file *m, struct file *file)
 {
@@ -357,15 +348,21 @@ static void nvx_uvm_ep_show_fdinfo(struct seq_file *m, struct file *file)
 	spin_unlock(&ep->lock);
 }
 
-const struct file_operations nvx_uvm_ep_fops = {
-	.owner = THIS_MODULE,
-	.show_fdinfo = nvx_uvm_ep_show_fdinfo,
-	.release = nvx_uvm_ep_release,
-	.poll = nvx_uvm_ep_poll,
-	.unlocked_ioctl = nvx_uvm_ep_ioctl,
-	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = noop_llseek,
-};
+DEFINE_NVX_FOPS(nvx_uvm_ep, NVX_IOC_UVM_EP_BASE, nvx_uvm_ep_ops,
+		.release = nvx_uvm_ep_release,
+		.poll = nvx_uvm_ep_poll,
+		.show_fdinfo = nvx_uvm_ep_show_fdinfo);
+
+/**
+ * nvx_uvm_is_ep() - is @file an endpoint?
+ * @file: any file.
+ *
+ * Return: true when @file is an endpoint's file.
+ */
+bool nvx_uvm_is_ep(struct file *file)
+{
+	return file->f_op == &nvx_uvm_ep_fops;
+}
 
 /**
  * nvx_uvm_ioc_endpoint() - NVX_IOC_UVM_ENDPOINT: a new endpoint fd

@@ -106,7 +106,7 @@ struct nvx_uvm_chan {
 	u64 irqs;
 };
 
-extern const struct file_operations nvx_uvm_ep_fops;
+bool nvx_uvm_is_ep(struct file *file);
 
 void nvx_uvm_ep_free(struct kref *ref);
 int nvx_uvm_ioc_endpoint(struct nvx_ucmd *ucmd);

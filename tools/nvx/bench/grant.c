@@ -825,43 +825,52 @@ static const struct option nvx_bench_grant_opts[] = {
 	{ }
 };
 
+/* What nvx-bench grant's options set. */
+struct nvx_bench_grant_args {
+	uint64_t *size;
+	bool *size_given;
+	unsigned int *runs;
+};
+
+/* nvx_getopt()'s handler: @arg is a struct nvx_bench_grant_args. */
+static int nvx_bench_grant_opt(struct nvx_ctx *ctx, int c, void *arg)
+{
+	struct nvx_bench_grant_args *a = arg;
+	unsigned long long n;
+	int ret;
+
+	switch (c) {
+	case NVX_OPT_SIZE:
+		ret = nvx_parse_size(optarg, a->size);
+		if (ret == -ERANGE)
+			return nvx_usage_error(ctx, "--size '%s' is too large",
+					       optarg);
+		if (ret)
+			return nvx_usage_error(ctx,
+					       "--size: '%s' is not a size (e.g. 512M, 4G)",
+					       optarg);
+		if (!*a->size)
+			return nvx_usage_error(ctx, "--size must be more than 0");
+		*a->size_given = true;
+		return NVX_EXIT_OK;
+	case NVX_OPT_RUNS:
+		ret = nvx_opt_num(ctx, "runs", optarg, 1, NVX_BENCH_MAX_RUNS,
+				  &n);
+		if (!ret)
+			*a->runs = n;
+		return ret;
+	}
+	return NVX_OPT_UNKNOWN;
+}
+
 static int nvx_bench_grant_parse(struct nvx_ctx *ctx, int argc, char **argv,
 				 uint64_t *size, bool *size_given,
 				 unsigned int *runs)
 {
-	unsigned long long n;
-	int c, ret;
+	struct nvx_bench_grant_args a = { size, size_given, runs };
 
-	opterr = 0;
-	optind = 0;	/* glibc and musl: start afresh */
-	while ((c = getopt_long(argc, argv, ":", nvx_bench_grant_opts,
-				NULL)) != -1) {
-		switch (c) {
-		case NVX_OPT_SIZE:
-			ret = nvx_parse_size(optarg, size);
-			if (ret == -ERANGE)
-				return nvx_usage_error(ctx, "--size '%s' is too large",
-						       optarg);
-			if (ret)
-				return nvx_usage_error(ctx,
-						       "--size: '%s' is not a size (e.g. 512M, 4G)",
-						       optarg);
-			if (!*size)
-				return nvx_usage_error(ctx, "--size must be more than 0");
-			*size_given = true;
-			break;
-		case NVX_OPT_RUNS:
-			ret = nvx_opt_num(ctx, "runs", optarg, 1,
-					  NVX_BENCH_MAX_RUNS, &n);
-			if (ret)
-				return ret;
-			*runs = n;
-			break;
-		default:
-			return nvx_getopt_error(ctx, c, argv);
-		}
-	}
-	return nvx_getopt_done(ctx, argc, argv);
+	return nvx_getopt(ctx, argc, argv, nvx_bench_grant_opts,
+			  nvx_bench_grant_opt, &a);
 }
 
 /**

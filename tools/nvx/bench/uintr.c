@@ -842,44 +842,35 @@ static const struct option nvx_bench_uintr_opts[] = {
 	{ }
 };
 
+/* nvx_getopt()'s handler: @arg is the struct nvx_ub. */
+static int nvx_bench_uintr_opt(struct nvx_ctx *ctx, int c, void *arg)
+{
+	struct nvx_ub *ub = arg;
+	unsigned long long n;
+
+	switch (c) {
+	case NVX_OPT_ITERS:
+		return nvx_opt_u32(ctx, "iters", optarg, 1, NVX_UB_MAX_ITERS,
+				   &ub->iters);
+	case NVX_OPT_WINDOW:
+		if (nvx_parse_uint(optarg, NVX_UB_MAX_WINDOW_MS, &n) || !n)
+			return nvx_usage_error(ctx,
+					       "--window: '%s' is not a number of ms from 1 to %u",
+					       optarg, NVX_UB_MAX_WINDOW_MS);
+		ub->window_ns = n * NVX_NSEC_PER_MSEC;
+		return NVX_EXIT_OK;
+	case NVX_OPT_ROUNDS:
+		return nvx_opt_u32(ctx, "rounds", optarg, 1, NVX_UB_MAX_ROUNDS,
+				   &ub->rounds);
+	}
+	return NVX_OPT_UNKNOWN;
+}
+
 static int nvx_bench_uintr_parse(struct nvx_ctx *ctx, int argc, char **argv,
 				 struct nvx_ub *ub)
 {
-	unsigned long long n;
-	int c, ret;
-
-	opterr = 0;
-	optind = 0;	/* glibc and musl: start afresh */
-	while ((c = getopt_long(argc, argv, ":", nvx_bench_uintr_opts,
-				NULL)) != -1) {
-		switch (c) {
-		case NVX_OPT_ITERS:
-			ret = nvx_opt_num(ctx, "iters", optarg, 1,
-					  NVX_UB_MAX_ITERS, &n);
-			if (ret)
-				return ret;
-			ub->iters = n;
-			break;
-		case NVX_OPT_WINDOW:
-			if (nvx_parse_uint(optarg, NVX_UB_MAX_WINDOW_MS, &n) ||
-			    !n)
-				return nvx_usage_error(ctx,
-						       "--window: '%s' is not a number of ms from 1 to %u",
-						       optarg, NVX_UB_MAX_WINDOW_MS);
-			ub->window_ns = n * NVX_NSEC_PER_MSEC;
-			break;
-		case NVX_OPT_ROUNDS:
-			ret = nvx_opt_num(ctx, "rounds", optarg, 1,
-					  NVX_UB_MAX_ROUNDS, &n);
-			if (ret)
-				return ret;
-			ub->rounds = n;
-			break;
-		default:
-			return nvx_getopt_error(ctx, c, argv);
-		}
-	}
-	return nvx_getopt_done(ctx, argc, argv);
+	return nvx_getopt(ctx, argc, argv, nvx_bench_uintr_opts,
+			  nvx_bench_uintr_opt, ub);
 }
 
 /**

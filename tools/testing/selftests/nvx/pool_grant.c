@@ -63,7 +63,14 @@ POOL_TEST(unaligned_sizes_round_up)
 POOL_TEST(bad_grants)
 {
 	struct nvx_grant_create g = { .node = NVX_NODE_ANY, .bytes = CHUNK };
+	const struct nvx_grant_create bad[] = {
+		{ .flags = NVX_GRANT_WAIT | NVX_GRANT_CLEAN_ONLY,
+		  .node = NVX_NODE_ANY, .bytes = CHUNK },
+		{ .reserved = 1, .node = NVX_NODE_ANY, .bytes = CHUNK },
+		{ .node = 4096, .bytes = CHUNK },
+	};
 	struct nvx_pool_stats s;
+	unsigned int i;
 	int bit;
 
 	EXPECT_EQ(-EINVAL, grant(self->fd, 0, 0, NULL));
@@ -72,14 +79,12 @@ POOL_TEST(bad_grants)
 		g.flags = 1U << bit;
 		EXPECT_EQ(-EINVAL, nvx_ioctl(self->fd, NVX_IOC_GRANT, &g));
 	}
-	g.flags = NVX_GRANT_WAIT | NVX_GRANT_CLEAN_ONLY;
-	EXPECT_EQ(-EINVAL, nvx_ioctl(self->fd, NVX_IOC_GRANT, &g));
-	g.flags = 0;
-	g.reserved = 1;
-	EXPECT_EQ(-EINVAL, nvx_ioctl(self->fd, NVX_IOC_GRANT, &g));
-	g.reserved = 0;
-	g.node = 4096;
-	EXPECT_EQ(-EINVAL, nvx_ioctl(self->fd, NVX_IOC_GRANT, &g));
+	/* flags that conflict, a reserved field, a node that is not */
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		g = bad[i];
+		EXPECT_EQ(-EINVAL, nvx_ioctl(self->fd, NVX_IOC_GRANT, &g))
+			TH_LOG("bad[%u]", i);
+	}
 
 	/* more than the pool holds */
 	ASSERT_EQ(0, pool_stats(self->fd, &s));

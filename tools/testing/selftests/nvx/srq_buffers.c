@@ -186,9 +186,7 @@ SRQ_TEST(reuse_after_last_release)
 
 	/* the last reference goes: the buffer is returned, poisoned */
 	ASSERT_EQ(0, rel_push(s, 0, h, h0.strides, 0));
-	ASSERT_EQ(0, srq_release(s, &rel));
-	EXPECT_EQ(1u, rel.released);
-	EXPECT_EQ(0u, rel.garbage);
+	expect_release(_metadata, s, 1u, 0u);
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
 	expect_srq_stats(&st, SRQ_STAT(bufs_returned, returned + 1),
 			 SRQ_STAT(bufs_held, 0u));
@@ -251,9 +249,7 @@ SRQ_TEST(refill_at_low_water)
 	}
 	for (i = 0; i < 8; i++)
 		ASSERT_EQ(0, rel_push(s, 0, bufs[i], 64, 0));
-	ASSERT_EQ(0, srq_release(s, &rel));
-	EXPECT_EQ(8u, rel.released);
-	EXPECT_EQ(0u, rel.garbage);
+	expect_release(_metadata, s, 8u, 0u);
 	ASSERT_EQ(0, srq_release(s, &rel));
 	EXPECT_EQ(0u, rel.released);
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
@@ -344,9 +340,7 @@ SRQ_TEST(garbage_releases)
 	ASSERT_EQ(0, rel_push(s, 0, b, 1, 0));		/* posted buffer */
 	ASSERT_EQ(0, rel_push(s, 0, 0xffffffffU, 1, 0));
 	ASSERT_EQ(0, rel_push(s, 0, a, 1, 0));		/* valid */
-	ASSERT_EQ(0, srq_release(s, &rel));
-	EXPECT_EQ(8u, rel.released);
-	EXPECT_EQ(6u, rel.garbage);
+	expect_release(_metadata, s, 8u, 6u);
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
 	expect_srq_stats(&st, SRQ_STAT(release_garbage, 6u),
 			 SRQ_STAT(released, 8u));
@@ -354,9 +348,7 @@ SRQ_TEST(garbage_releases)
 	/* the two valid ones counted: one stride is left, then none */
 	ASSERT_EQ(0, rel_push(s, 0, a, 1, 0));
 	ASSERT_EQ(0, rel_push(s, 0, a, 1, 0));
-	ASSERT_EQ(0, srq_release(s, &rel));
-	EXPECT_EQ(2u, rel.released);
-	EXPECT_EQ(1u, rel.garbage);
+	expect_release(_metadata, s, 2u, 1u);
 
 	/* prod more than rel_entries ahead of cons: nothing is taken */
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
@@ -382,9 +374,7 @@ SRQ_TEST(garbage_releases)
 	ASSERT_EQ(0, cq_next(s, 0, &e[0]));
 	expect_frame(_metadata, &self->nic, s, &e[0], 128, SPORT, 3);
 	ASSERT_EQ(0, rel_push(s, 0, e[0].buf, e[0].strides, 0));
-	ASSERT_EQ(0, srq_release(s, &rel));
-	EXPECT_EQ(1u, rel.released);
-	EXPECT_EQ(0u, rel.garbage);
+	expect_release(_metadata, s, 1u, 0u);
 }
 
 TEST_HARNESS_MAIN

@@ -15,7 +15,6 @@
 SRQ_TEST(burst_drops_no_buf)
 {
 	struct nvx_srq_params p = { .nr_queues = 1, .nr_bufs = 8 };
-	struct nvx_srq_release rel;
 	struct nvx_srq_stats st;
 	struct nvx_srq_cqe e[128], x;
 	struct qtrack t;
@@ -45,9 +44,7 @@ SRQ_TEST(burst_drops_no_buf)
 	/* one entry per buffer: 16 completions of 4 strides each */
 	for (b = 0; b < 8; b++)
 		ASSERT_EQ(0, rel_push(s, 0, e[b * 16].buf, 64, 0));
-	ASSERT_EQ(0, srq_release(s, &rel));
-	EXPECT_EQ(8u, rel.released);
-	EXPECT_EQ(0u, rel.garbage);
+	expect_release(_metadata, s, 8u, 0u);
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
 	expect_srq_stats(&st, SRQ_STAT(bufs_returned, 8u),
 			 SRQ_STAT(bufs_posted, 8u), SRQ_STAT(bufs_held, 0u),

@@ -108,7 +108,6 @@ SRQ_TEST(link_del_while_attached)
 	struct nvx_srq_info info = { .ifindex = self->nic.ifindex };
 	unsigned char f[64] = { 0 };
 	struct nvx_srq_tx tx = { .len = sizeof(f), .addr = (uintptr_t)f };
-	struct nvx_srq_release rel;
 	struct nvx_srq_stats st;
 	struct nvx_srq_cqe e;
 	struct srq *s = &self->s;
@@ -126,9 +125,7 @@ SRQ_TEST(link_del_while_attached)
 	EXPECT_EQ(-ENXIO, nvx_ioctl(s->fd, NVX_SRQ_IOC_TX, &tx));
 	EXPECT_TRUE(bytes_match(&self->nic, s, &e, 500, SPORT, 0));
 	ASSERT_EQ(0, rel_push(s, 0, e.buf, e.strides, 0));
-	ASSERT_EQ(0, srq_release(s, &rel));
-	EXPECT_EQ(1u, rel.released);
-	EXPECT_EQ(0u, rel.garbage);
+	expect_release(_metadata, s, 1u, 0u);
 	EXPECT_EQ(-ENODEV, nvx_ioctl(self->fd, NVX_IOC_SRQ_INFO, &info));
 	EXPECT_EQ(-ENODEV, srq_query(self->fd, info.ifindex, &st));
 	ASSERT_EQ(0, srq_stats(s, 0, &st));

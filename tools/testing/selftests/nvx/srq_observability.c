@@ -117,7 +117,6 @@ SRQ_TEST(tracepoints)
 	struct nvx_srq_params p1 = { .nr_queues = 1 };
 	struct nvx_srq_params p2 = { .nr_queues = 1, .nr_bufs = 4 };
 	const char *dir = srq_tracefs();
-	struct nvx_srq_release rel;
 	struct nvx_srq_stats st;
 	struct nvx_srq_cqe e;
 	struct srq *s = &self->s;
@@ -170,9 +169,7 @@ SRQ_TEST(tracepoints)
 	/* a refill that returns them: every stride given back, below 64 */
 	for (i = 0; i < 4; i++)
 		ASSERT_EQ(0, rel_push(s, 0, bufs[i], 64, 0));
-	ASSERT_EQ(0, srq_release(s, &rel));
-	EXPECT_EQ(4u, rel.released);
-	EXPECT_EQ(0u, rel.garbage);
+	expect_release(_metadata, s, 4u, 0u);
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
 	expect_srq_stats(&st, SRQ_STAT(bufs_returned, 4u),
 			 SRQ_STAT(posted_strides, 4u * 64));
@@ -322,7 +319,6 @@ SRQ_TEST(ethtool_stats)
 	uint16_t table[NVX_SRQ_RSS_ENTRIES];
 	struct nvx_srq_cqe e[ETH_FRAMES], x;
 	struct nvx_srq_stats st, qst;
-	struct nvx_srq_release rel;
 	struct srq *s = &self->s;
 	char want_name[ETH_GSTRING_LEN];
 	unsigned int i, k, q, n = 0, extra = 0;
@@ -378,9 +374,7 @@ SRQ_TEST(ethtool_stats)
 			ASSERT_EQ(0, rel_push(s, i < 16 ? 0 : 1, e[i].buf,
 					      e[i].strides, 0));
 	ASSERT_EQ(0, rel_push(s, 0, p.nr_bufs, 1, 0));
-	ASSERT_EQ(0, srq_release(s, &rel));
-	EXPECT_EQ(112u, rel.released);
-	EXPECT_EQ(1u, rel.garbage);
+	expect_release(_metadata, s, 112u, 1u);
 
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
 	EXPECT_LE(1u, st.refills);

@@ -178,7 +178,6 @@ SRQ_TEST(mtu_frame_six_strides)
 SRQ_TEST(filler_at_buffer_end)
 {
 	struct nvx_srq_params p = { .nr_queues = 1 };
-	struct nvx_srq_release rel;
 	struct nvx_srq_stats st;
 	struct nvx_srq_cqe e, f;
 	struct srq *s = &self->s;
@@ -217,16 +216,12 @@ SRQ_TEST(filler_at_buffer_end)
 
 	/* the 60 frame strides in one entry; the filler's are not ours */
 	ASSERT_EQ(0, rel_push(s, 0, a, 60, 0));
-	ASSERT_EQ(0, srq_release(s, &rel));
-	EXPECT_EQ(1u, rel.released);
-	EXPECT_EQ(0u, rel.garbage);
+	expect_release(_metadata, s, 1u, 0u);
 	ASSERT_EQ(0, rel_push(s, 0, a, 4, 0));
 	/* 7 strides of a buffer that has 6 filled */
 	ASSERT_EQ(0, rel_push(s, 0, e.buf, 7, 0));
 	ASSERT_EQ(0, rel_push(s, 0, e.buf, 6, 0));
-	ASSERT_EQ(0, srq_release(s, &rel));
-	EXPECT_EQ(3u, rel.released);
-	EXPECT_EQ(2u, rel.garbage);
+	expect_release(_metadata, s, 3u, 2u);
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
 	expect_srq_stats(&st, SRQ_STAT(release_garbage, 2u),
 			 SRQ_STAT(released, 4u));

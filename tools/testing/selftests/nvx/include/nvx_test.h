@@ -39,6 +39,8 @@ int nvx_ioctl(int fd, unsigned long cmd, void *arg);
 int nvx_open(void);
 int nvx_has_feature(int fd, uint64_t feature);
 uint64_t now_ms(void);
+int wait_until(int (*done)(int fd, const void *arg), int fd,
+	       const void *arg, uint64_t ms, unsigned int us);
 pid_t sys_gettid(void);
 int write_str(const char *path, const char *val);
 int send_fd(int sock, int fd);

@@ -45,6 +45,18 @@ static inline bool expect_frame(struct __test_metadata *_metadata,
 	return ok;
 }
 
+/* NVX_SRQ_IOC_RELEASE on @s took @released entries, @garbage of them bad. */
+static inline void expect_release(struct __test_metadata *_metadata,
+				  const struct srq *s, uint32_t released,
+				  uint32_t garbage)
+{
+	struct nvx_srq_release rel;
+
+	ASSERT_EQ(0, srq_release(s, &rel));
+	EXPECT_EQ(released, rel.released);
+	EXPECT_EQ(garbage, rel.garbage);
+}
+
 /* A counter of struct nvx_srq_stats, and the value a test expects of it. */
 struct srq_stat_want {
 	const char *name;

@@ -67,6 +67,33 @@ uint64_t now_ms(void)
 }
 
 /**
+ * wait_until() - Check @fd every @us microseconds until @done says so
+ * @done: 1 when done, 0 when not yet, < 0 when it could not tell
+ * @fd: @done's fd
+ * @arg: @done's argument
+ * @ms: how long, in milliseconds
+ * @us: how long between checks, in microseconds
+ *
+ * Return: 0, -EIO when @done could not tell, or -ETIMEDOUT.
+ */
+int wait_until(int (*done)(int fd, const void *arg), int fd,
+	       const void *arg, uint64_t ms, unsigned int us)
+{
+	uint64_t end = now_ms() + ms;
+	int ret;
+
+	while (now_ms() < end) {
+		ret = done(fd, arg);
+		if (ret < 0)
+			return -EIO;
+		if (ret)
+			return 0;
+		usleep(us);
+	}
+	return -ETIMEDOUT;
+}
+
+/**
  * sys_gettid() - the caller's thread id
  *
  * Return: the tid.

@@ -42,23 +42,33 @@ int pool_resize(int fd, unsigned long cmd, uint64_t bytes,
 	return ret;
 }
 
+/* For wait_until(): the scrubber has nothing left. */
+static int scrubbed(int fd, const void *unused)
+{
+	struct nvx_pool_stats s;
+
+	return pool_stats(fd, &s) ? -EIO : !s.dirty_bytes;
+}
+
 /**
  * wait_scrubbed() - Wait until the scrubber has nothing left: 0, or -ETIMEDOUT
  * @fd: an open /dev/nvx
  */
 int wait_scrubbed(int fd)
 {
-	struct nvx_pool_stats s;
-	uint64_t end = now_ms() + 120000;
+	return wait_until(scrubbed, fd, NULL, 120000, 10000);
+}
 
-	while (now_ms() < end) {
-		if (pool_stats(fd, &s))
-			return -EIO;
-		if (!s.dirty_bytes)
-			return 0;
-		usleep(10000);
-	}
-	return -ETIMEDOUT;
+/* The live grants are those of @arg, the stats taken at the start. */
+static int granted_as(int fd, const void *arg)
+{
+	const struct nvx_pool_stats *start = arg;
+	struct nvx_pool_stats s;
+
+	if (pool_stats(fd, &s))
+		return -EIO;
+	return s.granted_bytes == start->granted_bytes &&
+	       s.grants_live == start->grants_live;
 }
 
 /**
@@ -70,18 +80,7 @@ int wait_scrubbed(int fd)
  */
 int wait_granted(int fd, const struct nvx_pool_stats *start)
 {
-	struct nvx_pool_stats s;
-	uint64_t end = now_ms() + 10000;
-
-	while (now_ms() < end) {
-		if (pool_stats(fd, &s))
-			return -EIO;
-		if (s.granted_bytes == start->granted_bytes &&
-		    s.grants_live == start->grants_live)
-			return 0;
-		usleep(10000);
-	}
-	return -ETIMEDOUT;
+	return wait_until(granted_as, fd, start, 10000, 10000);
 }
 
 /**

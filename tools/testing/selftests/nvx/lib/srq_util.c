@@ -346,6 +346,13 @@ static struct nvx_srq_ring *ring_hdr(const struct srq *s, uint64_t off,
 	return (struct nvx_srq_ring *)(s->ring + off + i * bytes);
 }
 
+/* Entry @i of the ring at @h: @n entries (a power of 2) of @size bytes. */
+static void *ring_ent(struct nvx_srq_ring *h, uint32_t n, size_t size,
+		      uint32_t i)
+{
+	return (char *)(h + 1) + (size_t)(i & (n - 1)) * size;
+}
+
 /**
  * cq_hdr() - the header of a completion ring
  * @s: the set
@@ -356,14 +363,6 @@ struct nvx_srq_ring *cq_hdr(const struct srq *s, uint32_t q)
 	return ring_hdr(s, s->c.layout.cq_offset, s->c.layout.cq_bytes, q);
 }
 
-static struct nvx_srq_cqe *cq_at(const struct srq *s, uint32_t q,
-				 uint32_t i)
-{
-	struct nvx_srq_cqe *e = (struct nvx_srq_cqe *)(cq_hdr(s, q) + 1);
-
-	return e + (i & (s->c.params.cq_entries - 1));
-}
-
 /**
  * rel_hdr() - the header of a release ring
  * @s: the set
@@ -372,14 +371,6 @@ static struct nvx_srq_cqe *cq_at(const struct srq *s, uint32_t q,
 struct nvx_srq_ring *rel_hdr(const struct srq *s, uint32_t r)
 {
 	return ring_hdr(s, s->c.layout.rel_offset, s->c.layout.rel_bytes, r);
-}
-
-static struct nvx_srq_rel *rel_at(const struct srq *s, uint32_t r,
-				  uint32_t i)
-{
-	struct nvx_srq_rel *e = (struct nvx_srq_rel *)(rel_hdr(s, r) + 1);
-
-	return e + (i & (s->c.params.rel_entries - 1));
 }
 
 /**
@@ -447,7 +438,9 @@ bool cq_pop(const struct srq *s, uint32_t q, struct nvx_srq_cqe *e)
 
 	if (cq_prod(s, q) == cons)
 		return false;
-	*e = *cq_at(s, q, cons);
+	*e = *(struct nvx_srq_cqe *)ring_ent(cq_hdr(s, q),
+					     s->c.params.cq_entries,
+					     sizeof(*e), cons);
 	cq_set_cons(s, q, cons + 1);
 	return true;
 }
@@ -486,7 +479,7 @@ int rel_push(const struct srq *s, uint32_t r, uint32_t buf,
 
 	if (prod - cons >= s->c.params.rel_entries)
 		return -ENOSPC;
-	e = rel_at(s, r, prod);
+	e = ring_ent(h, s->c.params.rel_entries, sizeof(*e), prod);
 	e->buf = buf;
 	e->strides = strides;
 	e->flags = flags;

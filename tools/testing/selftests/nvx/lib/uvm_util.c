@@ -158,23 +158,21 @@ int ep_stats(int ep, struct nvx_uvm_ep_stats *st)
 	return nvx_ioctl(ep, NVX_UVM_EP_IOC_STATS, st);
 }
 
+/* For wait_until(): @ep serves no VM. */
+static int no_vms(int ep, const void *unused)
+{
+	struct nvx_uvm_ep_stats st;
+
+	return ep_stats(ep, &st) ? -EIO : !st.nr_vms;
+}
+
 /**
  * wait_no_vms() - Wait until @ep serves no VM: 0, or -ETIMEDOUT
  * @ep: an endpoint fd
  */
 int wait_no_vms(int ep)
 {
-	struct nvx_uvm_ep_stats st;
-	uint64_t end = now_ms() + 10000;
-
-	while (now_ms() < end) {
-		if (ep_stats(ep, &st))
-			return -EIO;
-		if (!st.nr_vms)
-			return 0;
-		usleep(5000);
-	}
-	return -ETIMEDOUT;
+	return wait_until(no_vms, ep, NULL, 10000, 5000);
 }
 
 /* ------------------------------------------------------- VMM threads --- */
@@ -271,6 +269,31 @@ int __attribute__((sentinel)) vmm_launch(struct env *e, struct vmm *v,
 	return 0;
 }
 
+/*
+ * Join @v's thread within @ms: 0, or -ETIMEDOUT. With @stop, make
+ * nvx_uvm_run() return first: Vm.stop, then KICK_SIG every 10 ms;
+ * without, look every 2 ms.
+ */
+static int vmm_join(struct vmm *v, uint64_t ms, bool stop)
+{
+	uint64_t end = now_ms() + ms;
+
+	if (!v->started || v->joined)
+		return 0;
+	if (stop)
+		v->vm.stop = 1;
+	while (!vmm_done(v)) {
+		if (now_ms() >= end)
+			return -ETIMEDOUT;
+		if (stop)
+			pthread_kill(v->thread, KICK_SIG);
+		usleep(stop ? 10000 : 2000);
+	}
+	pthread_join(v->thread, NULL);
+	v->joined = true;
+	return 0;
+}
+
 /**
  * vmm_wait() - Wait for the VMM thread to finish on its own: 0, or -ETIMEDOUT
  * @v: the VMM thread
@@ -278,18 +301,7 @@ int __attribute__((sentinel)) vmm_launch(struct env *e, struct vmm *v,
  */
 int vmm_wait(struct vmm *v, uint64_t ms)
 {
-	uint64_t end = now_ms() + ms;
-
-	if (!v->started || v->joined)
-		return 0;
-	while (!vmm_done(v)) {
-		if (now_ms() >= end)
-			return -ETIMEDOUT;
-		usleep(2000);
-	}
-	pthread_join(v->thread, NULL);
-	v->joined = true;
-	return 0;
+	return vmm_join(v, ms, false);
 }
 
 /**
@@ -302,20 +314,7 @@ int vmm_wait(struct vmm *v, uint64_t ms)
  */
 int vmm_stop(struct vmm *v, uint64_t ms)
 {
-	uint64_t end = now_ms() + ms;
-
-	if (!v->started || v->joined)
-		return 0;
-	v->vm.stop = 1;
-	while (!vmm_done(v)) {
-		if (now_ms() >= end)
-			return -ETIMEDOUT;
-		pthread_kill(v->thread, KICK_SIG);
-		usleep(10000);
-	}
-	pthread_join(v->thread, NULL);
-	v->joined = true;
-	return 0;
+	return vmm_join(v, ms, true);
 }
 
 /**
