@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * nvx tracepoints of the memory pool and grants (kernel/nvx/pool.c defines them), in events/nvx/.
+ * nvx tracepoints of the memory pool and grants (kernel/nvx/pool.c
+ * defines them), in events/nvx/.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM nvx

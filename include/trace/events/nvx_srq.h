@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * nvx tracepoints of shared RX queues (drivers/net/mlx5-shared-rq/srq.c defines them), in events/nvx/.
+ * nvx tracepoints of shared RX queues (drivers/net/mlx5-shared-rq/srq.c
+ * defines them), in events/nvx/.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM nvx

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * nvx tracepoints of light user VMs (kernel/nvx/uvm/chan.c defines them), in events/nvx/.
+ * nvx tracepoints of light user VMs (kernel/nvx/uvm/chan.c defines
+ * them), in events/nvx/.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM nvx

@@ -89,25 +89,27 @@ FIXTURE_TEARDOWN(fdinfo)
 	close(self->fd);
 }
 
-/* A grant of @bytes (the pool grown for it first); its fd or -errno. */
-static int grant(struct __test_metadata *_metadata, FIXTURE_DATA(fdinfo) *self,
-		 __u64 bytes)
+/*
+ * A grant of @bytes, the pool grown by as much first (added to *@grown);
+ * its fd or -errno.
+ */
+static int grant(int fd, __u64 *grown, __u64 bytes)
 {
 	struct nvx_pool_resize r = { .node = NVX_NODE_ANY, .bytes = bytes };
 	struct nvx_grant_create g = { .node = NVX_NODE_ANY, .bytes = bytes };
 	int ret;
 
-	ret = nvx_ioctl(self->fd, NVX_IOC_POOL_GROW, &r);
-	self->grown += r.done;
+	ret = nvx_ioctl(fd, NVX_IOC_POOL_GROW, &r);
+	*grown += r.done;
 	if (ret)
 		return ret;
-	ret = nvx_ioctl(self->fd, NVX_IOC_GRANT, &g);
+	ret = nvx_ioctl(fd, NVX_IOC_GRANT, &g);
 	return ret ? ret : g.fd;
 }
 
 TEST_F(fdinfo, grant)
 {
-	int g = grant(_metadata, self, 2 * PIECE);
+	int g = grant(self->fd, &self->grown, 2 * PIECE);
 
 	ASSERT_LE(0, g);
 	EXPECT_TRUE(fdinfo_is(g, "grant"));
@@ -144,7 +146,7 @@ TEST_F(fdinfo, endpoint_and_channel)
 	}
 	vm = ioctl(kvm, KVM_CREATE_VM, 0);
 	ASSERT_LE(0, vm);
-	g = grant(_metadata, self, PIECE);
+	g = grant(self->fd, &self->grown, PIECE);
 	ASSERT_LE(0, g);
 	a.vm_fd = vm;
 	a.grant_fd = g;
@@ -209,7 +211,7 @@ TEST_F(fdinfo, srq_set)
 		SKIP(return, "no nvxsim link type: nvxsim not loaded");
 	ifindex = if_nametoindex("nvxfdi0");
 	ASSERT_NE(0, ifindex);
-	c.grant_fd = grant(_metadata, self, PIECE);
+	c.grant_fd = grant(self->fd, &self->grown, PIECE);
 	ASSERT_LE(0, c.grant_fd);
 	c.ifindex = ifindex;
 	c.params.nr_queues = 2;
