@@ -177,8 +177,8 @@ struct dentry *nvx_debugfs_dir(void);
  * @o_flags: O_CLOEXEC or 0.
  *
  * Reserves a descriptor for @file; the dispatcher installs it once the
- * argument has been copied back, or drops both if that fails. At most
- * one per call.
+ * argument has been copied back, or drops both if that fails or the
+ * handler fails. At most one per call (a second is a bug: -EINVAL).
  *
  * Return: the descriptor number, or a negative errno.
  */
@@ -189,6 +189,10 @@ static inline int nvx_ucmd_fd(struct nvx_ucmd *ucmd, struct file *file,
 
 	if (IS_ERR(file))
 		return PTR_ERR(file);
+	if (WARN_ON_ONCE(ucmd->new_file)) {
+		fput(file);
+		return -EINVAL;
+	}
 	fd = get_unused_fd_flags(O_RDWR | (o_flags & O_CLOEXEC));
 	if (fd < 0) {
 		fput(file);
@@ -219,6 +223,8 @@ static inline int nvx_anon_fd(struct nvx_ucmd *ucmd, const char *name,
 	struct file *file;
 	int fd;
 
+	if (WARN_ON_ONCE(ucmd->new_file))
+		return -EINVAL;
 	fd = get_unused_fd_flags(O_RDWR | (o_flags & O_CLOEXEC));
 	if (fd < 0)
 		return fd;

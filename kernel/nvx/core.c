@@ -33,7 +33,7 @@ static int nvx_core_ioc_version(struct nvx_ucmd *ucmd)
 {
 	struct nvx_version *v = ucmd->arg;
 
-	if (v->flags || v->reserved[0] || v->reserved[1])
+	if (v->flags || v->reserved || v->reserved2)
 		return -EINVAL;
 	v->abi_major = NVX_ABI_MAJOR;
 	v->abi_minor = NVX_ABI_MINOR;
@@ -68,7 +68,7 @@ static int nvx_core_ioc_features(struct nvx_ucmd *ucmd)
 
 static const struct nvx_ioctl_op nvx_core_ops[] = {
 	NVX_IOCTL_OP(NVX_IOC_CORE_BASE, NVX_IOC_VERSION, nvx_core_ioc_version,
-		     struct nvx_version, reserved, 0),
+		     struct nvx_version, reserved2, 0),
 	NVX_IOCTL_OP(NVX_IOC_CORE_BASE, NVX_IOC_FEATURES,
 		     nvx_core_ioc_features, struct nvx_features, hw, 0),
 };
@@ -171,7 +171,9 @@ static int __init nvx_init(void)
 	int ret;
 
 	nvx_debugfs = debugfs_create_dir("nvx", NULL);
-	nvx_register_ioctls(&nvx_core_range);
+	ret = nvx_register_ioctls(&nvx_core_range);
+	if (ret)
+		goto err_debugfs;
 	ret = nvx_pool_init();
 	if (ret)
 		goto err_core;
@@ -198,6 +200,7 @@ err_pool:
 	nvx_pool_exit();
 err_core:
 	nvx_unregister_ioctls(&nvx_core_range);
+err_debugfs:
 	debugfs_remove_recursive(nvx_debugfs);
 	return ret;
 }

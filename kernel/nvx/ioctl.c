@@ -90,15 +90,17 @@ long nvx_ioctl_dispatch(struct file *file, unsigned int cmd,
 	}
 
 	if ((_IOC_DIR(op->cmd) & _IOC_READ) &&
-	    copy_to_user(uarg, kbuf, min_t(size_t, op->size, usize))) {
-		if (ucmd.new_file) {
+	    copy_to_user(uarg, kbuf, min_t(size_t, op->size, usize)))
+		ret = -EFAULT;
+	if (ucmd.new_file) {
+		/* no descriptor for a call that failed, even with its output */
+		if (ret) {
 			put_unused_fd(ucmd.new_fd);
 			fput(ucmd.new_file);
+		} else {
+			fd_install(ucmd.new_fd, ucmd.new_file);
 		}
-		return -EFAULT;
 	}
-	if (ucmd.new_file)
-		fd_install(ucmd.new_fd, ucmd.new_file);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(nvx_ioctl_dispatch);

@@ -128,7 +128,10 @@ struct nvx_uintr_senders {
 static const struct file_operations nvx_recv_fops;
 static const struct file_operations nvx_vec_fops;
 
-/* For debugfs: receivers registered now, vectors delivered ever. */
+/*
+ * For debugfs: receiver objects alive (a registration, and after it ends
+ * until its last vector fd and sender entry are gone), vectors delivered.
+ */
 static atomic_t nvx_uintr_receivers = ATOMIC_INIT(0);
 static atomic64_t nvx_uintr_delivered = ATOMIC64_INIT(0);
 

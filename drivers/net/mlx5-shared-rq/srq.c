@@ -30,11 +30,13 @@
  */
 #define pr_fmt(fmt) "nvx_srq: " fmt
 
+#include <linux/debugfs.h>
 #include <linux/ethtool.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/rtnetlink.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 
 #include "srq_core.h"
@@ -677,13 +679,37 @@ void nvx_srq_ethtool_stats(struct nvx_srq *srq, u64 *data)
 }
 EXPORT_SYMBOL_GPL(nvx_srq_ethtool_stats);
 
+/* debugfs nvx/srq/backends: the NIC drivers that offer shared RX queues */
+static int nvx_srq_backends_show(struct seq_file *m, void *unused)
+{
+	struct nvx_srq_backend *be;
+
+	rtnl_lock();
+	list_for_each_entry(be, &nvx_srq_backends, list)
+		seq_printf(m, "%s\n", be->name);
+	rtnl_unlock();
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(nvx_srq_backends);
+
+static struct dentry *nvx_srq_debugfs;
+
 static int __init nvx_srq_init(void)
 {
-	return nvx_srq_file_init();
+	int ret;
+
+	ret = nvx_srq_file_init();
+	if (ret)
+		return ret;
+	nvx_srq_debugfs = debugfs_create_dir("srq", nvx_debugfs_dir());
+	debugfs_create_file("backends", 0444, nvx_srq_debugfs, NULL,
+			    &nvx_srq_backends_fops);
+	return 0;
 }
 
 static void __exit nvx_srq_exit(void)
 {
+	debugfs_remove_recursive(nvx_srq_debugfs);
 	nvx_srq_file_exit();
 }
 

@@ -163,7 +163,10 @@ static int nvx_srq_ioc_tx(struct nvx_ucmd *ucmd)
 	} else if (tx->len > dev->mtu + ETH_HLEN) {
 		ret = -EMSGSIZE;
 	} else {
+		/* as from a qdisc: the receive side of the wire runs with BH off */
+		local_bh_disable();
 		ret = srq->backend->xmit(srq, dev, skb);
+		local_bh_enable();
 		skb = NULL;
 	}
 	rcu_read_unlock();

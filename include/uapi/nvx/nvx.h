@@ -49,17 +49,23 @@
 /**
  * struct nvx_version - NVX_IOC_VERSION argument
  * @flags: in: must be 0.
+ * @reserved: in: must be 0.
  * @abi_major: out: NVX_ABI_MAJOR of the running kernel.
  * @abi_minor: out: NVX_ABI_MINOR of the running kernel.
  * @kernel_version: out: LINUX_VERSION_CODE of the running kernel.
- * @reserved: in: must be 0.
+ * @reserved2: in: must be 0.
+ *
+ * The one struct whose layout never changes, in any ABI major version:
+ * a tool built for another major still finds @abi_major where it
+ * expects it, and can tell that the ABI broke.
  */
 struct nvx_version {
 	__u32 flags;
+	__u32 reserved;
 	__u32 abi_major;
 	__u32 abi_minor;
 	__u32 kernel_version;
-	__u32 reserved[2];
+	__u32 reserved2;
 };
 
 /*

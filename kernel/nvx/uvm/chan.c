@@ -173,7 +173,8 @@ static void nvx_uvm_chan_free(struct kref *ref)
 	kfree(ch->gone);
 	kvfree(ch->slots);
 	kfree(ch->free);
-	kfree(ch);
+	/* nvx_uvm_chan_find() may still look at ch->ref under RCU */
+	kfree_rcu(ch, rcu);
 }
 
 /**
@@ -198,11 +199,12 @@ struct nvx_uvm_chan *nvx_uvm_chan_find(struct nvx_uvm_ep *ep, u32 vm_id)
 	struct nvx_uvm_chan *ch;
 	bool ok;
 
-	mutex_lock(&nvx_uvm_chans_lock);
+	/* no global lock on the REPLY path: channels are freed after RCU */
+	rcu_read_lock();
 	ch = idr_find(&nvx_uvm_vm_idr, vm_id);
 	if (ch && !kref_get_unless_zero(&ch->ref))
 		ch = NULL;
-	mutex_unlock(&nvx_uvm_chans_lock);
+	rcu_read_unlock();
 	if (!ch)
 		return NULL;
 	spin_lock(&ep->lock);
@@ -563,20 +565,23 @@ static const struct nvx_ioctl_op nvx_uvm_chan_ops[] = {
 static void nvx_uvm_chan_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct nvx_uvm_chan *ch = file->private_data;
-	struct nvx_uvm_status st = {};
 
-	nvx_uvm_status_fill(ch, &st);
+	/*
+	 * A snapshot without ch->lock: REPLY may hold it across a copy from
+	 * user memory that never completes, and reading an fd's fdinfo must
+	 * not wait for that.
+	 */
 	seq_puts(m, "nvx-object:\tuvm-channel\n");
-	seq_printf(m, "vm_id:\t%u\n", st.vm_id);
+	seq_printf(m, "vm_id:\t%u\n", ch->vm_id);
 	seq_printf(m, "endpoint:\t%u\n", ch->ep ? ch->ep->id : 0);
 	seq_printf(m, "mem_size:\t%llu\n", ch->mem_size);
 	seq_printf(m, "fast_path:\t%d\n", !ch->slow);
-	seq_printf(m, "reason:\t%u\n", st.reason);
-	seq_printf(m, "in_flight:\t%u\n", st.in_flight);
-	seq_printf(m, "doorbells:\t%llu\n", st.doorbells);
-	seq_printf(m, "msgs_in:\t%llu\n", st.msgs_in);
-	seq_printf(m, "msgs_out:\t%llu\n", st.msgs_out);
-	seq_printf(m, "irqs:\t%llu\n", st.irqs);
+	seq_printf(m, "reason:\t%u\n", READ_ONCE(ch->reason));
+	seq_printf(m, "in_flight:\t%u\n", READ_ONCE(ch->in_flight));
+	seq_printf(m, "doorbells:\t%llu\n", READ_ONCE(ch->doorbells));
+	seq_printf(m, "msgs_in:\t%llu\n", READ_ONCE(ch->msgs_in));
+	seq_printf(m, "msgs_out:\t%llu\n", READ_ONCE(ch->msgs_out));
+	seq_printf(m, "irqs:\t%llu\n", READ_ONCE(ch->irqs));
 }
 
 DEFINE_NVX_FOPS(nvx_uvm_chan, NVX_IOC_UVM_CHAN_BASE, nvx_uvm_chan_ops,
@@ -882,6 +887,8 @@ static int __init nvx_uvm_init(void)
 
 static void __exit nvx_uvm_exit(void)
 {
+	/* every channel and endpoint file held this module: none is left */
+	idr_destroy(&nvx_uvm_vm_idr);
 	debugfs_remove_recursive(nvx_uvm_debugfs);
 	nvx_unregister_ioctls(&nvx_uvm_range);
 }

@@ -104,6 +104,7 @@ struct nvx_uvm_chan {
 	u64 bulk_out;
 	u64 bulk_in;
 	u64 irqs;
+	struct rcu_head rcu;		/* frees after nvx_uvm_chan_find() */
 };
 
 bool nvx_uvm_is_ep(struct file *file);

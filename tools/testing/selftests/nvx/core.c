@@ -56,8 +56,8 @@ TEST_F(dev, version)
 	ASSERT_EQ(0, nvx_ioctl(self->fd, NVX_IOC_VERSION, &v));
 	EXPECT_EQ(NVX_ABI_MAJOR, v.abi_major);
 	EXPECT_LE(NVX_ABI_MINOR, v.abi_minor);
-	EXPECT_EQ(0u, v.reserved[0]);
-	EXPECT_EQ(0u, v.reserved[1]);
+	EXPECT_EQ(0u, v.reserved);
+	EXPECT_EQ(0u, v.reserved2);
 
 	ASSERT_EQ(0, uname(&u));
 	n = sscanf(u.release, "%u.%u.%u", &maj, &min, &sub);
@@ -146,7 +146,7 @@ TEST_F(dev, unknown_flags_are_einval)
 
 TEST_F(dev, nonzero_reserved_is_einval)
 {
-	struct nvx_version v = { .reserved[1] = 1 };
+	struct nvx_version v = { .reserved2 = 1 };
 	struct nvx_features f = { .reserved = 0x80000000u };
 
 	EXPECT_EQ(-EINVAL, nvx_ioctl(self->fd, NVX_IOC_VERSION, &v));

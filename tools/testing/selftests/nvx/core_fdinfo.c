@@ -229,4 +229,49 @@ TEST_F(fdinfo, srq_set)
 	system("ip link del nvxfdi0");
 }
 
+/* The first line of @path that starts with @prefix, into @line: 0 or -1. */
+static int file_line(const char *path, const char *prefix, char *line,
+		     size_t len)
+{
+	FILE *f = fopen(path, "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, len, f)) {
+		if (!strncmp(line, prefix, strlen(prefix))) {
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Each capability has its debugfs directory below nvx/. */
+TEST_F(fdinfo, debugfs_directories)
+{
+	const char *dbg = "/sys/kernel/debug/nvx";
+	char path[128], line[256];
+
+	if (access(dbg, R_OK))
+		SKIP(return, "no debugfs at /sys/kernel/debug");
+	snprintf(path, sizeof(path), "%s/pool/stats", dbg);
+	EXPECT_EQ(0, file_line(path, "piece_bytes ", line, sizeof(line)));
+	EXPECT_EQ(PIECE, strtoull(line + strlen("piece_bytes "), NULL, 0));
+	if (nvx_has_feature(self->fd, NVX_FEAT_UINTR)) {
+		snprintf(path, sizeof(path), "%s/uintr/stats", dbg);
+		EXPECT_EQ(0, file_line(path, "receivers ", line, sizeof(line)));
+	}
+	if (nvx_has_feature(self->fd, NVX_FEAT_UVM)) {
+		snprintf(path, sizeof(path), "%s/uvm/stats", dbg);
+		EXPECT_EQ(0, file_line(path, "channels ", line, sizeof(line)));
+	}
+	if (nvx_has_feature(self->fd, NVX_FEAT_SRQ) &&
+	    !access("/sys/module/nvxsim", F_OK)) {
+		snprintf(path, sizeof(path), "%s/srq/backends", dbg);
+		EXPECT_EQ(0, file_line(path, "nvxsim", line, sizeof(line)));
+	}
+}
+
 TEST_HARNESS_MAIN
