@@ -151,11 +151,11 @@ static void nvx_ping_print(struct nvx_ctx *ctx, const struct nvx_ping *p,
 	}
 
 	if (p->cpu[0] == p->cpu[1])
-		printf("uintr ping: threads A and B both on CPU %d (%s)\n",
+		printf("uintr debug-ping: threads A and B both on CPU %d (%s)\n",
 		       p->cpu[0], ncpus < 0 ? "CPUs unknown" :
 		       "this process may run on one CPU only");
 	else
-		printf("uintr ping: thread A on CPU %d, thread B on CPU %d\n",
+		printf("uintr debug-ping: thread A on CPU %d, thread B on CPU %d\n",
 		       p->cpu[0], p->cpu[1]);
 	printf("A sends pings to B's vector 0; B's handler answers each through A's vector 0\n");
 	printf("sent %llu of %llu, delivered %llu, answered %llu: %s\n",
