@@ -13,7 +13,8 @@
  * a file descriptor owning some pieces; mmap() maps them; the last
  * reference (the fd and every mapping) returns them as dirty.
  *
- * Documentation/nvx/pool.rst documents every field and errno.
+ * The fields are documented here; Documentation/nvx/pool.rst has the
+ * behaviour and the errors of every call.
  */
 #ifndef _UAPI_NVX_POOL_H
 #define _UAPI_NVX_POOL_H

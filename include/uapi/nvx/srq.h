@@ -26,7 +26,8 @@
  * release ring the other way round. The kernel never trusts what the
  * instance writes: a bad index or entry is counted and ignored.
  *
- * Documentation/nvx/srq.rst documents every field, state and errno.
+ * The fields are documented here; Documentation/nvx/srq.rst has the
+ * behaviour and the errors of every call.
  */
 #ifndef _UAPI_NVX_SRQ_H
 #define _UAPI_NVX_SRQ_H
@@ -305,8 +306,8 @@ struct nvx_srq_stats {
  *	NVX_SRQ_IOC_STATS; out: the rest of @stats.
  *
  * For a process that watches a NIC without holding the set's fd.
- * Errors: -EINVAL, -ENODEV (no such ifindex), -EOPNOTSUPP (not an
- * nvxsim NIC), -ENOENT (no set attached).
+ * Errors: -EINVAL, -ENODEV (no such ifindex), -EOPNOTSUPP (no
+ * registered backend drives the NIC), -ENOENT (no set attached).
  */
 struct nvx_srq_query {
 	__u32 flags;
@@ -359,8 +360,8 @@ struct nvx_srq_steer {
  *	namespace (0 when not visible there).
  * @reserved: in: must be 0.
  *
- * Errors: -EINVAL, -ENODEV (no such ifindex), -EOPNOTSUPP (not an
- * nvxsim NIC), -ENOENT (no set attached).
+ * Errors: -EINVAL, -ENODEV (no such ifindex), -EOPNOTSUPP (no
+ * registered backend drives the NIC), -ENOENT (no set attached).
  */
 struct nvx_srq_info {
 	__u32 flags;

@@ -13,7 +13,8 @@
  * handler returns with tools/nvx/lib/nvx_uintr.h's return helper, which
  * restores rip, rflags and rsp without a system call.
  *
- * Documentation/nvx/uintr.rst documents every field and errno.
+ * The fields are documented here; Documentation/nvx/uintr.rst has the
+ * behaviour and the errors of every call.
  */
 #ifndef _UAPI_NVX_UINTR_H
 #define _UAPI_NVX_UINTR_H

@@ -192,7 +192,7 @@ static const struct nvx_errno_why nvx_srq_why[] = {
 	  "a parameter is out of range (nvxtool srq create --help lists the limits)",
 	},
 	{ 0, EOPNOTSUPP,
-	  "not an nvxsim NIC (ip link add NAME type nvxsim makes one)" },
+	  "no shared-RX backend drives this NIC (ip link add NAME type nvxsim makes one)" },
 	{ 0, ENODEV, "no such network device" },
 	{ 0, ENOENT, "no set is attached to this NIC" },
 };
