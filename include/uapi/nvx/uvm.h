@@ -42,7 +42,8 @@
  * struct nvx_uvm_ctrl - the guest control page (one page at @ctrl_gpa)
  * @magic: kernel: NVX_UVM_CTRL_MAGIC.
  * @version: kernel: NVX_UVM_CTRL_VERSION.
- * @vm_id: kernel: this VM's id, as the endpoint sees it (never 0).
+ * @vm_id: kernel: this VM's id in its endpoint (never 0); ids are the
+ *	endpoint's own: another endpoint may have a VM of the same id.
  * @ctrl_size: kernel: sizeof(struct nvx_uvm_ctrl).
  * @mem_size: kernel: bytes of guest RAM (the grant), from GPA 0.
  * @sq_gpa: kernel: submission ring, @sq_entries struct nvx_uvm_msg.
@@ -98,12 +99,34 @@ struct nvx_uvm_ctrl {
 	char args[NVX_UVM_ARGS_SIZE];
 };
 
-/* struct nvx_uvm_msg.type; the kernel passes 1..NVX_UVM_MSG_GUEST_MAX */
+/*
+ * struct nvx_uvm_msg.type. A guest may send 1..NVX_UVM_MSG_GUEST_MAX;
+ * the endpoint's policy (NVX_UVM_EP_IOC_SET_POLICY) says which. The
+ * kernel itself serves NVX_UVM_MSG_RECV and messages whose @dst names
+ * another VM; every other type goes to the system process, which gives
+ * it its meaning. The types below are those of the reference system
+ * process (nvxtool uvm serve, Documentation/nvx/uvm-sys.rst); a file
+ * call's payload is a struct nvx_uvm_fcall.
+ */
 #define NVX_UVM_MSG_IPC		1	/* payload for the system process */
-#define NVX_UVM_MSG_WRITE	2	/* payload[0..3] = fd; PUSH data */
-#define NVX_UVM_MSG_READ	3	/* payload[0..3] = fd; PULL into sg */
+#define NVX_UVM_MSG_WRITE	2	/* fcall.fd; PUSH data */
+#define NVX_UVM_MSG_READ	3	/* fcall.fd; PULL into sg */
 #define NVX_UVM_MSG_EXIT	4	/* payload[0..3] = exit status */
 #define NVX_UVM_MSG_CLOCK	5	/* reply payload: CLOCK_REALTIME ns */
+#define NVX_UVM_MSG_RECV	6	/* kernel: take a VM-to-VM message */
+#define NVX_UVM_MSG_OPENAT	7	/* fd (dir), flags, arg = mode; PUSH path */
+#define NVX_UVM_MSG_CLOSE	8	/* fd */
+#define NVX_UVM_MSG_PREAD	9	/* fd, arg = offset; PULL */
+#define NVX_UVM_MSG_PWRITE	10	/* fd, arg = offset; PUSH */
+#define NVX_UVM_MSG_LSEEK	11	/* fd, flags = whence, arg = offset */
+#define NVX_UVM_MSG_FSTAT	12	/* fd; PULL struct nvx_uvm_stat */
+#define NVX_UVM_MSG_GETDENTS	13	/* fd; PULL struct linux_dirent64s */
+#define NVX_UVM_MSG_MKDIR	14	/* fd (dir), arg = mode; PUSH path */
+#define NVX_UVM_MSG_UNLINK	15	/* fd (dir), flags; PUSH path */
+#define NVX_UVM_MSG_RENAME	16	/* fd, flags = new dir; PUSH old\0new\0 */
+#define NVX_UVM_MSG_FTRUNCATE	17	/* fd, arg = length */
+#define NVX_UVM_MSG_FSYNC	18	/* fd */
+#define NVX_UVM_MSG_GETRANDOM	19	/* PULL random bytes */
 #define NVX_UVM_MSG_GUEST_MAX	63
 /*
  * Made by the kernel for the endpoint only: a VM's channel was closed
@@ -119,15 +142,63 @@ struct nvx_uvm_ctrl {
 
 #define NVX_UVM_PAYLOAD		24
 
+/* struct nvx_uvm_fcall.fd of a path call: the tenant's root directory */
+#define NVX_UVM_FD_ROOT		(-100)
+/* bytes of a path, its NUL included */
+#define NVX_UVM_PATH_MAX	4096
+
+/**
+ * struct nvx_uvm_fcall - the payload of a forwarded file call
+ * @fd: the guest's fd (0, 1, 2 are stdin, stdout, stderr), or for a path
+ *	call the directory it is relative to (NVX_UVM_FD_ROOT: the
+ *	tenant's root; a path is always resolved beneath it).
+ * @flags: OPENAT: O_* flags; UNLINK: 0 or AT_REMOVEDIR; LSEEK: whence;
+ *	RENAME: the new name's directory fd.
+ * @arg: OPENAT, MKDIR: the mode; PREAD, PWRITE, LSEEK: the offset;
+ *	FTRUNCATE: the length.
+ * @ret: completion: OPENAT: the new fd; LSEEK: the new offset; else 0.
+ *	Bytes moved are in the completion's @bulk_len.
+ *
+ * The system process checks everything; its errors are negative errnos
+ * in the completion's @status.
+ */
+struct nvx_uvm_fcall {
+	__s32 fd;
+	__u32 flags;
+	__u64 arg;
+	__s64 ret;
+};
+
+/**
+ * struct nvx_uvm_stat - what NVX_UVM_MSG_FSTAT writes into the guest
+ * @ino: inode number.
+ * @size: bytes.
+ * @blocks: 512-byte blocks.
+ * @mtime_ns: last modification, CLOCK_REALTIME ns.
+ * @mode: type and permission bits (S_IF*).
+ * @nlink: links.
+ */
+struct nvx_uvm_stat {
+	__u64 ino;
+	__u64 size;
+	__u64 blocks;
+	__u64 mtime_ns;
+	__u32 mode;
+	__u32 nlink;
+};
+
 /**
  * struct nvx_uvm_msg - one message, 64 bytes, in both rings
  * @type: NVX_UVM_MSG_*.
  * @flags: NVX_UVM_MSGF_* (at most one of PUSH and PULL).
  * @tag: guest's cookie, copied into the completion.
  * @src_vm: source VM; the kernel writes it (a guest cannot forge it).
- * @src_tid: source guest thread.
- * @dst: destination; 0 is the system process.
- * @status: completion: 0 or a negative errno from the system process.
+ *	In the completion of a RECV: the sending VM.
+ * @src_tid: source guest thread (in a RECV completion: the sender's).
+ * @dst: destination: 0 is the system process, another VM id of the
+ *	same endpoint a VM-to-VM message (type NVX_UVM_MSG_IPC only).
+ * @status: completion: 0 or a negative errno, from the system process,
+ *	the endpoint's policy or the VM-to-VM path (see uvm.rst).
  * @sg_gpa: guest physical address of @sg_nr struct nvx_uvm_sg, 16-byte
  *	aligned, inside guest RAM.
  * @sg_nr: scatter/gather entries, at most NVX_UVM_MAX_SG; 0 = no bulk.
@@ -148,6 +219,25 @@ struct nvx_uvm_msg {
 	__u32 bulk_len;
 	__u8 payload[NVX_UVM_PAYLOAD];
 };
+
+/*
+ * VM-to-VM messages, moved by the kernel (policy NVX_UVM_POLICY_VM2VM):
+ * a VM sends type NVX_UVM_MSG_IPC with @dst = the other VM's id; the
+ * other VM takes it with a RECV it posted (type NVX_UVM_MSG_RECV, @dst
+ * 0). The oldest message waiting for a VM meets its oldest RECV; then
+ * bulk data moves once, guest to guest: a PUSH message's data into the
+ * RECV's PULL segments, or a RECV's PUSH segments into a PULL message's
+ * (at most the shorter side; other combinations move nothing), and both
+ * complete: @bulk_len the bytes moved, the sender's completion carries
+ * the RECV's @payload and the RECV's carries the sender's, with the
+ * sender in @src_vm and @src_tid. A message waits (in flight, within
+ * its sender's credit) until a RECV takes it. Errors in the sender's
+ * completion: -EPERM (VM-to-VM not allowed), -ESRCH (no such VM in this
+ * endpoint: VMs of other endpoints cannot be told from VMs that never
+ * were), -ECONNRESET (the VM stopped or went before taking it), -EINVAL
+ * (@dst is the sender, or the type is not IPC). A RECV completes with
+ * -ECONNRESET only when its own VM stops.
+ */
 
 #define NVX_UVM_MAX_SG		32
 #define NVX_UVM_MAX_BULK	(256U << 10)	/* bytes per message */
@@ -177,6 +267,7 @@ enum nvx_uvm_reason {
 	NVX_UVM_ERR_ADDR = 6,		/* ring or segment outside RAM */
 	NVX_UVM_ERR_FLOOD = 7,		/* more requests than credits */
 	NVX_UVM_ERR_ENDPOINT = 8,	/* the system process went away */
+	NVX_UVM_ERR_LIMIT = 9,		/* over a hard policy limit */
 	NVX_UVM_NR_REASONS
 };
 
@@ -320,9 +411,13 @@ struct nvx_uvm_reply {
  * @taken: out: messages received and not replied to.
  * @gone: out: VM_GONE notices waiting.
  * @max_vms: out: the limit.
- * @msgs_in: out: messages received.
+ * @msgs_in: out: messages queued for the system process.
  * @msgs_out: out: replies written.
  * @attached: out: attaches ever.
+ * @denied: out: messages the policy answered with -EPERM.
+ * @limited: out: messages over a limit (error completions and stops).
+ * @vm2vm: out: VM-to-VM messages delivered.
+ * @vm2vm_bytes: out: their bulk bytes.
  */
 struct nvx_uvm_ep_stats {
 	__u32 flags;
@@ -334,11 +429,69 @@ struct nvx_uvm_ep_stats {
 	__u64 msgs_in;
 	__u64 msgs_out;
 	__u64 attached;
+	__u64 denied;
+	__u64 limited;
+	__u64 vm2vm;
+	__u64 vm2vm_bytes;
+};
+
+/* struct nvx_uvm_policy.flags */
+#define NVX_UVM_POLICY_VM2VM	0x1U	/* VMs of the endpoint may message */
+#define NVX_UVM_POLICY_STOP	0x2U	/* over a limit: stop the VM */
+#define NVX_UVM_POLICY_RESET	0x4U	/* set: drop @vm_id's own policy */
+#define NVX_UVM_POLICY_OWN	0x8U	/* get: @vm_id has its own policy */
+#define NVX_UVM_POLICY_FLAGS	(NVX_UVM_POLICY_VM2VM | NVX_UVM_POLICY_STOP)
+
+/* the detail of NVX_UVM_ERR_LIMIT: which limit */
+#define NVX_UVM_LIMIT_BULK	1
+#define NVX_UVM_LIMIT_IN_FLIGHT	2
+#define NVX_UVM_LIMIT_RATE	3
+
+/* every type a guest may send */
+#define NVX_UVM_POLICY_ALL	(~0ULL << 1)
+
+/**
+ * struct nvx_uvm_policy - NVX_UVM_EP_IOC_SET_POLICY, NVX_UVM_EP_IOC_GET_POLICY
+ * @flags: NVX_UVM_POLICY_*: VM2VM and STOP are the policy's; RESET is
+ *	for SET only; GET reports OWN.
+ * @vm_id: in: 0 for the endpoint's policy (every VM without its own),
+ *	or a VM of this endpoint for that VM's own policy (-ESRCH when
+ *	there is none attached).
+ * @allow: bit T set: the guest may send type T (1..NVX_UVM_MSG_GUEST_MAX);
+ *	bit 0 must be 0. A message of another type completes with -EPERM,
+ *	written by the kernel; the system process never sees it.
+ * @max_bulk: bytes of bulk per message, 1..NVX_UVM_MAX_BULK; 0 = no
+ *	limit but NVX_UVM_MAX_BULK. Over it: -EMSGSIZE.
+ * @max_in_flight: requests taken and not completed (RECVs posted and
+ *	VM-to-VM messages waiting count); 0 = no limit but the ring's.
+ *	Over it: -EBUSY.
+ * @rate: messages per second (a token bucket, refilled continuously);
+ *	0 = no limit. Over it: -EAGAIN.
+ * @burst: the bucket's depth, in messages; 0 = max(1, @rate / 10).
+ * @reserved: must be 0.
+ *
+ * With NVX_UVM_POLICY_STOP a message over a limit stops its VM
+ * (NVX_UVM_ERR_LIMIT, detail NVX_UVM_LIMIT_*) instead; a type that is
+ * not allowed is always an error completion. A new policy replaces the
+ * old one atomically: each message is checked against exactly one of
+ * them. A new endpoint allows every type, no limits, no VM-to-VM.
+ */
+struct nvx_uvm_policy {
+	__u32 flags;
+	__u32 vm_id;
+	__u64 allow;
+	__u32 max_bulk;
+	__u32 max_in_flight;
+	__u32 rate;
+	__u32 burst;
+	__u64 reserved[2];
 };
 
 #define NVX_UVM_EP_IOC_RECV	_IOWR(NVX_IOC_MAGIC, 0x38, struct nvx_uvm_recv)
 #define NVX_UVM_EP_IOC_REPLY	_IOW(NVX_IOC_MAGIC, 0x39, struct nvx_uvm_reply)
 #define NVX_UVM_EP_IOC_STATS	_IOWR(NVX_IOC_MAGIC, 0x3a, struct nvx_uvm_ep_stats)
+#define NVX_UVM_EP_IOC_SET_POLICY _IOW(NVX_IOC_MAGIC, 0x3b, struct nvx_uvm_policy)
+#define NVX_UVM_EP_IOC_GET_POLICY _IOWR(NVX_IOC_MAGIC, 0x3c, struct nvx_uvm_policy)
 
 /**
  * struct nvx_uvm_status - NVX_UVM_CHAN_IOC_STATUS: a VM's state and counters
@@ -353,6 +506,10 @@ struct nvx_uvm_ep_stats {
  * @bulk_out: out: bytes copied out of the guest (PUSH).
  * @bulk_in: out: bytes copied into the guest (PULL).
  * @irqs: out: irqfd signals.
+ * @denied: out: messages answered -EPERM by the policy.
+ * @limited: out: messages over a policy limit.
+ * @vm2vm_out: out: VM-to-VM messages this VM sent that were delivered.
+ * @vm2vm_in: out: VM-to-VM messages it received.
  */
 struct nvx_uvm_status {
 	__u32 flags;
@@ -366,6 +523,10 @@ struct nvx_uvm_status {
 	__u64 bulk_out;
 	__u64 bulk_in;
 	__u64 irqs;
+	__u64 denied;
+	__u64 limited;
+	__u64 vm2vm_out;
+	__u64 vm2vm_in;
 };
 
 /**
