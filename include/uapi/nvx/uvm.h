@@ -235,8 +235,8 @@ struct nvx_uvm_msg {
  * completion: -EPERM (VM-to-VM not allowed), -ESRCH (no such VM in this
  * endpoint: VMs of other endpoints cannot be told from VMs that never
  * were), -ECONNRESET (the VM stopped or went before taking it), -EINVAL
- * (@dst is the sender, or the type is not IPC). A RECV completes with
- * -ECONNRESET only when its own VM stops.
+ * (@dst is the sender, or the type is not IPC). A VM that goes takes
+ * its own RECVs and waiting messages with it.
  */
 
 #define NVX_UVM_MAX_SG		32

@@ -34,7 +34,6 @@
 #include <linux/debugfs.h>
 #include <linux/file.h>
 #include <linux/highmem.h>
-#include <linux/idr.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/nvx_grant.h>
@@ -48,24 +47,15 @@
 #define CREATE_TRACE_POINTS
 #include <trace/events/nvx_uvm.h>
 
-/*
- * Channels by VM, so that a VM gets at most one, and VM ids, allocated
- * cyclically so that a stale cookie or notice never names a newer VM.
- */
+/* Channels by KVM VM, so that a VM gets at most one. */
 static DEFINE_MUTEX(nvx_uvm_chans_lock);
 static LIST_HEAD(nvx_uvm_chans);
-static DEFINE_IDR(nvx_uvm_vm_idr);
 
 /* ------------------------------------------------------ guest memory --- */
 
 static bool nvx_uvm_range_ok(const struct nvx_uvm_chan *ch, u64 gpa, u64 len)
 {
 	return gpa < ch->mem_size && len <= ch->mem_size - gpa;
-}
-
-static struct page *nvx_uvm_page(struct nvx_uvm_chan *ch, u64 gpa)
-{
-	return nvx_grant_page(ch->grant, gpa >> PAGE_SHIFT);
 }
 
 /**
@@ -165,11 +155,8 @@ static void nvx_uvm_chan_free(struct kref *ref)
 		kvm_put_kvm(ch->kvm);
 	if (ch->ep)
 		kref_put(&ch->ep->ref, nvx_uvm_ep_free);
-	if (ch->vm_id) {
-		mutex_lock(&nvx_uvm_chans_lock);
-		idr_remove(&nvx_uvm_vm_idr, ch->vm_id);
-		mutex_unlock(&nvx_uvm_chans_lock);
-	}
+	/* no reader left: it was only reachable through the channel */
+	kfree(rcu_access_pointer(ch->pol));
 	kfree(ch->gone);
 	kvfree(ch->slots);
 	kfree(ch->free);
@@ -189,7 +176,7 @@ void nvx_uvm_chan_put(struct nvx_uvm_chan *ch)
 /**
  * nvx_uvm_chan_find() - the channel of a VM attached to an endpoint
  * @ep: the endpoint.
- * @vm_id: the VM's id.
+ * @vm_id: the VM's id, in @ep (ids are the endpoint's own).
  *
  * Return: the channel with a reference (nvx_uvm_chan_put() it), or NULL
  * when no VM of that id is attached to @ep now.
@@ -199,16 +186,16 @@ struct nvx_uvm_chan *nvx_uvm_chan_find(struct nvx_uvm_ep *ep, u32 vm_id)
 	struct nvx_uvm_chan *ch;
 	bool ok;
 
-	/* no global lock on the REPLY path: channels are freed after RCU */
+	/* no lock on the REPLY path's lookup: channels are freed after RCU */
 	rcu_read_lock();
-	ch = idr_find(&nvx_uvm_vm_idr, vm_id);
+	ch = xa_load(&ep->vms, vm_id);
 	if (ch && !kref_get_unless_zero(&ch->ref))
 		ch = NULL;
 	rcu_read_unlock();
 	if (!ch)
 		return NULL;
 	spin_lock(&ep->lock);
-	ok = ch->ep == ep && ep->vms[ch->ep_idx] == ch;
+	ok = !ch->detached;
 	spin_unlock(&ep->lock);
 	if (!ok) {
 		nvx_uvm_chan_put(ch);
@@ -264,6 +251,72 @@ void nvx_uvm_fail(struct nvx_uvm_chan *ch, u32 reason, u64 detail)
 	kvm_vm_dead(ch->kvm);
 	nvx_uvm_unhalt_all(ch->kvm);
 	nvx_uvm_signal(ch);
+}
+
+/**
+ * nvx_uvm_cqe() - a completion for a request, as the kernel fills it in
+ * @m: the completion.
+ * @ch: the request's channel.
+ * @s: the request.
+ * @status: 0 or a negative errno.
+ *
+ * Type, flags, tag, thread and destination of the request; the source is
+ * its VM; no bulk, no payload.
+ */
+void nvx_uvm_cqe(struct nvx_uvm_msg *m, const struct nvx_uvm_chan *ch,
+		 const struct nvx_uvm_slot *s, s32 status)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = s->msg.type;
+	m->flags = s->msg.flags;
+	m->tag = s->msg.tag;
+	m->src_vm = ch->vm_id;
+	m->src_tid = s->msg.src_tid;
+	m->dst = s->msg.dst;
+	m->status = status;
+}
+
+/**
+ * nvx_uvm_cq_write() - write a completion into the guest's ring
+ * @ch: the channel; ch->lock held, the VM not stopped.
+ * @m: the completion.
+ *
+ * Publishes it, adds a credit and signals the irqfd when the guest
+ * asked for it (NVX_UVM_CTRL_WANT_IRQ).
+ *
+ * Return: 0, or -ESRCH when the guest broke its ring (the VM is stopped).
+ */
+int nvx_uvm_cq_write(struct nvx_uvm_chan *ch, const struct nvx_uvm_msg *m)
+{
+	struct nvx_uvm_ctrl *c = ch->ctrl;
+	u32 unconsumed;
+	u64 gpa;
+
+	lockdep_assert_held(&ch->lock);
+	unconsumed = ch->cq_prod - READ_ONCE(c->cq_cons);
+	if (unconsumed >= ch->cq_n) {
+		/* cannot happen unless the guest moved cq_cons back */
+		nvx_uvm_fail(ch, NVX_UVM_ERR_RING, ch->cq_prod - unconsumed);
+		return -ESRCH;
+	}
+	gpa = ch->cq_gpa + (u64)(ch->cq_prod & (ch->cq_n - 1)) *
+	      NVX_UVM_MSG_SIZE;
+	nvx_uvm_copy(ch, gpa, (void *)m, sizeof(*m), true);
+	/* the entry before the index, the index before the credit */
+	smp_wmb();
+	ch->cq_prod++;
+	WRITE_ONCE(c->cq_prod, ch->cq_prod);
+	atomic_inc((atomic_t *)&c->credits);
+	ch->msgs_out++;
+	trace_nvx_uvm_msg_out(ch->vm_id, m->tag, m->status, m->bulk_len);
+
+	/* pairs with the guest's barrier between WANT_IRQ and its check */
+	smp_mb();
+	trace_nvx_uvm_credit(ch->vm_id, READ_ONCE(c->credits),
+			     READ_ONCE(c->flags) & NVX_UVM_CTRL_WANT_IRQ);
+	if (READ_ONCE(c->flags) & NVX_UVM_CTRL_WANT_IRQ)
+		nvx_uvm_signal(ch);
+	return 0;
 }
 
 static struct nvx_uvm_slot *nvx_uvm_slot_get(struct nvx_uvm_chan *ch)
@@ -346,18 +399,50 @@ static u32 nvx_uvm_take(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s,
 	return 0;
 }
 
+/* Complete @s at once with @status (the kernel answers it); free it. */
+static void nvx_uvm_answer(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s,
+			   s32 status)
+{
+	struct nvx_uvm_msg m;
+
+	nvx_uvm_cqe(&m, ch, s, status);
+	nvx_uvm_slot_put(ch, s);
+	if (status == -EPERM)
+		ch->denied++;
+	else if (status == -EMSGSIZE || status == -EBUSY ||
+		 status == -EAGAIN)
+		ch->limited++;
+	nvx_uvm_cq_write(ch, &m);
+}
+
+static void nvx_uvm_drop(struct nvx_uvm_chan *ch, struct list_head *list)
+{
+	struct nvx_uvm_slot *s, *tmp;
+
+	list_for_each_entry_safe(s, tmp, list, node) {
+		list_del(&s->node);
+		nvx_uvm_slot_put(ch, s);
+	}
+}
+
 /*
- * The doorbell: take every new submission entry and queue it for the
- * endpoint. Runs in the vCPU thread (fast path) or in the VMM's KICK.
+ * The doorbell: take every new submission entry, check it against the
+ * policy, and queue it for the endpoint (or for another VM). Runs in the
+ * vCPU thread (fast path) or in the VMM's KICK.
  */
 static void nvx_uvm_doorbell(struct nvx_uvm_chan *ch)
 {
 	struct nvx_uvm_ctrl *c = ch->ctrl;
 	struct nvx_uvm_ep *ep = ch->ep;
-	LIST_HEAD(batch);
+	LIST_HEAD(batch);		/* for the system process */
+	LIST_HEAD(v2v);			/* RECVs and VM-to-VM messages */
+	LIST_HEAD(bounced);		/* VM-to-VM messages with no taker */
+	LIST_HEAD(moves);
 	struct nvx_uvm_slot *s, *tmp;
+	struct nvx_uvm_pol pol;
 	u32 prod, n, unconsumed, reason = 0, taken = 0;
-	u64 detail = 0;
+	u64 detail = 0, denied = ch->denied, limited = ch->limited;
+	int err;
 
 	mutex_lock(&ch->lock);
 	if (ch->reason)
@@ -375,9 +460,17 @@ static void nvx_uvm_doorbell(struct nvx_uvm_chan *ch)
 		reason = NVX_UVM_ERR_RING;
 		detail = ch->cq_prod - unconsumed;
 	}
+	nvx_uvm_pol_get(ch, &pol);
 	/* the guest's writes to the ring happened before its out */
 	smp_rmb();
-	while (!reason && n--) {
+	while (!reason && !ch->reason && n--) {
+		/* answers written meanwhile count against the credit too */
+		unconsumed = ch->cq_prod - READ_ONCE(c->cq_cons);
+		if (unconsumed > ch->cq_n) {
+			reason = NVX_UVM_ERR_RING;
+			detail = ch->cq_prod - unconsumed;
+			break;
+		}
 		if (ch->in_flight + unconsumed >= ch->cq_n) {
 			reason = NVX_UVM_ERR_FLOOD;
 			detail = ch->sq_cons;
@@ -389,13 +482,25 @@ static void nvx_uvm_doorbell(struct nvx_uvm_chan *ch)
 			nvx_uvm_slot_put(ch, s);
 			break;
 		}
-		s->state = NVX_UVM_SLOT_QUEUED;
-		list_add_tail(&s->node, &batch);
 		ch->sq_cons++;
 		ch->msgs_in++;
-		taken++;
 		trace_nvx_uvm_msg_in(ch->vm_id, s->msg.src_tid, s->msg.type,
 				     s->msg.tag, s->total);
+		err = nvx_uvm_pol_check(ch, &pol, s);
+		if (err > 0) {
+			ch->limited++;
+			nvx_uvm_slot_put(ch, s);
+			reason = NVX_UVM_ERR_LIMIT;
+			detail = err;
+		} else if (err < 0) {
+			nvx_uvm_answer(ch, s, err);
+		} else if (s->msg.type == NVX_UVM_MSG_RECV || s->msg.dst) {
+			list_add_tail(&s->node, &v2v);
+		} else {
+			s->state = NVX_UVM_SLOT_QUEUED;
+			list_add_tail(&s->node, &batch);
+			taken++;
+		}
 	}
 	WRITE_ONCE(c->sq_cons, ch->sq_cons);
 
@@ -404,24 +509,36 @@ static void nvx_uvm_doorbell(struct nvx_uvm_chan *ch)
 		reason = NVX_UVM_ERR_ENDPOINT;
 		detail = ep->id;
 	}
-	if (!reason) {
+	if (!reason && !ch->reason) {
 		ep->queued += taken;
 		ep->msgs_in += taken;
 		list_splice_tail_init(&batch, &ep->queue);
-	}
-	spin_unlock(&ep->lock);
-	if (reason) {
-		list_for_each_entry_safe(s, tmp, &batch, node) {
+		list_for_each_entry_safe(s, tmp, &v2v, node) {
 			list_del(&s->node);
-			nvx_uvm_slot_put(ch, s);
+			s->err = nvx_uvm_v2v_queue(ch, s, &moves);
+			if (s->err)
+				list_add_tail(&s->node, &bounced);
 		}
+	}
+	ep->denied += ch->denied - denied;
+	ep->limited += ch->limited - limited;
+	spin_unlock(&ep->lock);
+	if (reason || ch->reason) {
+		nvx_uvm_drop(ch, &batch);
+		nvx_uvm_drop(ch, &v2v);
 		nvx_uvm_fail(ch, reason, detail);
-	} else if (taken) {
+	} else {
+		list_for_each_entry_safe(s, tmp, &bounced, node) {
+			list_del(&s->node);
+			nvx_uvm_answer(ch, s, s->err);
+		}
 		/* receivers wait exclusively: one per message */
-		wake_up_nr(&ep->wq, taken);
+		if (taken)
+			wake_up_nr(&ep->wq, taken);
 	}
 out:
 	mutex_unlock(&ch->lock);
+	nvx_uvm_v2v_run(&moves);
 }
 
 /*
@@ -458,13 +575,15 @@ static const struct kvm_io_device_ops nvx_uvm_iodev_ops = {
  * Detach from the endpoint: drop queued requests and, when @notify, leave
  * the VM_GONE notice for the system process.
  */
-static void nvx_uvm_detach(struct nvx_uvm_chan *ch, bool notify)
+static void nvx_uvm_detach(struct nvx_uvm_chan *ch, bool notify,
+			   struct list_head *moves)
 {
 	struct nvx_uvm_ep *ep = ch->ep;
 	struct nvx_uvm_slot *s, *tmp;
 
 	lockdep_assert_held(&ch->lock);
 	spin_lock(&ep->lock);
+	nvx_uvm_v2v_detach(ch, moves);
 	list_for_each_entry_safe(s, tmp, &ep->queue, node) {
 		if (s->ch != ch)
 			continue;
@@ -473,7 +592,7 @@ static void nvx_uvm_detach(struct nvx_uvm_chan *ch, bool notify)
 		nvx_uvm_slot_put(ch, s);
 	}
 	ep->taken -= ch->taken;
-	ep->vms[ch->ep_idx] = NULL;
+	xa_erase(&ep->vms, ch->vm_id);
 	ep->nr_vms--;
 	ch->detached = true;
 	if (!notify) {
@@ -494,6 +613,7 @@ static void nvx_uvm_detach(struct nvx_uvm_chan *ch, bool notify)
 static int nvx_uvm_chan_release(struct inode *inode, struct file *file)
 {
 	struct nvx_uvm_chan *ch = file->private_data;
+	LIST_HEAD(moves);
 
 	/* first: no vCPU is inside the doorbell once this returns */
 	if (ch->registered) {
@@ -510,8 +630,9 @@ static int nvx_uvm_chan_release(struct inode *inode, struct file *file)
 		ch->reason = NVX_UVM_DETACHED;
 		trace_nvx_uvm_fail(ch->vm_id, ch->reason, 0);
 	}
-	nvx_uvm_detach(ch, true);
+	nvx_uvm_detach(ch, true, &moves);
 	mutex_unlock(&ch->lock);
+	nvx_uvm_v2v_run(&moves);
 	nvx_uvm_chan_put(ch);
 	return 0;
 }
@@ -530,6 +651,10 @@ static void nvx_uvm_status_fill(struct nvx_uvm_chan *ch,
 	st->bulk_out = ch->bulk_out;
 	st->bulk_in = ch->bulk_in;
 	st->irqs = ch->irqs;
+	st->denied = ch->denied;
+	st->limited = ch->limited;
+	st->vm2vm_out = ch->vm2vm_out;
+	st->vm2vm_in = ch->vm2vm_in;
 	mutex_unlock(&ch->lock);
 }
 
@@ -582,6 +707,10 @@ static void nvx_uvm_chan_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "msgs_in:\t%llu\n", READ_ONCE(ch->msgs_in));
 	seq_printf(m, "msgs_out:\t%llu\n", READ_ONCE(ch->msgs_out));
 	seq_printf(m, "irqs:\t%llu\n", READ_ONCE(ch->irqs));
+	seq_printf(m, "denied:\t%llu\n", READ_ONCE(ch->denied));
+	seq_printf(m, "limited:\t%llu\n", READ_ONCE(ch->limited));
+	seq_printf(m, "vm2vm_out:\t%llu\n", READ_ONCE(ch->vm2vm_out));
+	seq_printf(m, "vm2vm_in:\t%llu\n", READ_ONCE(ch->vm2vm_in));
 }
 
 DEFINE_NVX_FOPS(nvx_uvm_chan, NVX_IOC_UVM_CHAN_BASE, nvx_uvm_chan_ops,
@@ -673,12 +802,15 @@ static int nvx_uvm_get_kvm(struct nvx_uvm_chan *ch, int fd)
 	return ret;
 }
 
-/* Take a reference on the endpoint of @fd and join its table. */
+/*
+ * Take a reference on the endpoint of @fd and an id in it: a place in
+ * its table, not yet visible (nvx_uvm_publish() stores the channel).
+ */
 static int nvx_uvm_join(struct nvx_uvm_chan *ch, int fd)
 {
 	struct nvx_uvm_ep *ep;
 	struct file *f;
-	u32 i;
+	u32 id;
 	int ret = 0;
 
 	f = nvx_uvm_fget(fd, nvx_uvm_is_ep);
@@ -686,23 +818,43 @@ static int nvx_uvm_join(struct nvx_uvm_chan *ch, int fd)
 		return PTR_ERR(f);
 	ep = f->private_data;
 	spin_lock(&ep->lock);
-	if (ep->dead) {
+	if (ep->dead)
 		ret = -ENXIO;
-	} else if (ep->nr_vms >= ep->max_vms) {
+	else if (ep->nr_vms >= ep->max_vms)
 		ret = -EBUSY;
-	} else {
-		for (i = 0; ep->vms[i]; i++)
-			;
-		ep->vms[i] = ch;
-		ch->ep_idx = i;
+	else
 		ep->nr_vms++;
-		ep->attached++;
-		kref_get(&ep->ref);
-		ch->ep = ep;
-	}
 	spin_unlock(&ep->lock);
+	if (!ret) {
+		/* cyclic: a stale cookie or notice never names a newer VM */
+		ret = xa_alloc_cyclic(&ep->vms, &id, NULL,
+				      XA_LIMIT(1, INT_MAX), &ep->next_id,
+				      GFP_KERNEL_ACCOUNT);
+		if (ret < 0) {
+			spin_lock(&ep->lock);
+			ep->nr_vms--;
+			spin_unlock(&ep->lock);
+		} else {
+			ret = 0;
+			kref_get(&ep->ref);
+			ch->ep = ep;
+			ch->vm_id = id;
+		}
+	}
 	fput(f);
 	return ret;
+}
+
+/* Make the VM visible in its endpoint: REPLY, VM-to-VM, policies. */
+static void nvx_uvm_publish(struct nvx_uvm_chan *ch)
+{
+	struct nvx_uvm_ep *ep = ch->ep;
+
+	spin_lock(&ep->lock);
+	/* the entry is reserved: storing into it allocates nothing */
+	xa_store(&ep->vms, ch->vm_id, ch, GFP_ATOMIC);
+	ep->attached++;
+	spin_unlock(&ep->lock);
 }
 
 static void nvx_uvm_init_ctrl(struct nvx_uvm_chan *ch)
@@ -732,6 +884,7 @@ static void nvx_uvm_init_ctrl(struct nvx_uvm_chan *ch)
 static int nvx_uvm_ioc_attach(struct nvx_ucmd *ucmd)
 {
 	struct nvx_uvm_attach *a = ucmd->arg;
+	LIST_HEAD(moves);
 	struct nvx_uvm_chan *ch;
 	u32 i;
 	int ret;
@@ -750,6 +903,8 @@ static int nvx_uvm_ioc_attach(struct nvx_ucmd *ucmd)
 	ch->sq_gpa = a->sq_gpa;
 	ch->cq_gpa = a->cq_gpa;
 	ch->slow = a->flags & NVX_UVM_ATTACH_SLOW;
+	INIT_LIST_HEAD(&ch->inbox);
+	INIT_LIST_HEAD(&ch->recvs);
 
 	ch->grant = nvx_grant_fget(a->grant_fd, &ch->grant_file);
 	if (IS_ERR(ch->grant)) {
@@ -791,12 +946,6 @@ static int nvx_uvm_ioc_attach(struct nvx_ucmd *ucmd)
 		ch->free[i] = ch->cq_n - 1 - i;
 	}
 	ch->nr_free = ch->cq_n;
-	mutex_lock(&nvx_uvm_chans_lock);
-	ret = idr_alloc_cyclic(&nvx_uvm_vm_idr, ch, 1, INT_MAX, GFP_KERNEL);
-	mutex_unlock(&nvx_uvm_chans_lock);
-	if (ret < 0)
-		goto err;
-	ch->vm_id = ret;
 	ch->ctrl = page_address(nvx_uvm_page(ch, a->ctrl_gpa));
 
 	ret = nvx_uvm_get_kvm(ch, a->vm_fd);
@@ -806,6 +955,7 @@ static int nvx_uvm_ioc_attach(struct nvx_ucmd *ucmd)
 	if (ret)
 		goto err;
 	nvx_uvm_init_ctrl(ch);
+	nvx_uvm_publish(ch);
 
 	if (!ch->slow) {
 		kvm_iodevice_init(&ch->iodev, &nvx_uvm_iodev_ops);
@@ -836,8 +986,10 @@ err_unregister:
 err_detach:
 	mutex_lock(&ch->lock);
 	ch->reason = NVX_UVM_DETACHED;
-	nvx_uvm_detach(ch, false);
+	nvx_uvm_detach(ch, false, &moves);
 	mutex_unlock(&ch->lock);
+	/* a VM that never ran has nothing waiting for it; for form's sake */
+	nvx_uvm_v2v_run(&moves);
 err:
 	mutex_lock(&nvx_uvm_chans_lock);
 	list_del(&ch->node);
@@ -888,7 +1040,6 @@ static int __init nvx_uvm_init(void)
 static void __exit nvx_uvm_exit(void)
 {
 	/* every channel and endpoint file held this module: none is left */
-	idr_destroy(&nvx_uvm_vm_idr);
 	debugfs_remove_recursive(nvx_uvm_debugfs);
 	nvx_unregister_ioctls(&nvx_uvm_range);
 }

@@ -34,7 +34,8 @@ void nvx_uvm_ep_free(struct kref *ref)
 	list_for_each_entry_safe(g, tmp, &ep->gone, node)
 		kfree(g);
 	ida_free(&nvx_uvm_ep_ids, ep->id);
-	kfree(ep->vms);
+	xa_destroy(&ep->vms);
+	kfree(rcu_access_pointer(ep->pol));
 	kfree(ep);
 }
 
@@ -42,20 +43,23 @@ static int nvx_uvm_ep_release(struct inode *inode, struct file *file)
 {
 	struct nvx_uvm_ep *ep = file->private_data;
 	struct nvx_uvm_chan *ch;
-	u32 i;
+	unsigned long id = 0;
 
-	/* no VM attaches from now on; stop those attached, one at a time */
+	/*
+	 * No VM attaches from now on (one attaching now finds the endpoint
+	 * dead at its first doorbell); stop those attached, one at a time.
+	 */
 	spin_lock(&ep->lock);
 	ep->dead = true;
 	spin_unlock(&ep->lock);
-	for (i = 0; i < ep->max_vms; i++) {
+	for (;; id++) {
 		spin_lock(&ep->lock);
-		ch = ep->vms[i];
+		ch = xa_find(&ep->vms, &id, ULONG_MAX, XA_PRESENT);
 		if (ch)
 			kref_get(&ch->ref);
 		spin_unlock(&ep->lock);
 		if (!ch)
-			continue;
+			break;
 		mutex_lock(&ch->lock);
 		nvx_uvm_fail(ch, NVX_UVM_ERR_ENDPOINT, ep->id);
 		mutex_unlock(&ch->lock);
@@ -203,51 +207,23 @@ static int nvx_uvm_ep_ioc_recv(struct nvx_ucmd *ucmd)
 static int nvx_uvm_complete(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s,
 			    const struct nvx_uvm_msg *reply, u32 bulk_len)
 {
-	struct nvx_uvm_ctrl *c = ch->ctrl;
 	struct nvx_uvm_ep *ep = ch->ep;
 	struct nvx_uvm_msg m;
-	u32 unconsumed;
-	u64 gpa;
+	int ret;
 
-	unconsumed = ch->cq_prod - READ_ONCE(c->cq_cons);
-	if (unconsumed >= ch->cq_n) {
-		/* cannot happen unless the guest moved cq_cons back */
-		nvx_uvm_fail(ch, NVX_UVM_ERR_RING, ch->cq_prod - unconsumed);
-		return -ESRCH;
-	}
-	memset(&m, 0, sizeof(m));
+	nvx_uvm_cqe(&m, ch, s, reply->status);
 	m.type = reply->type;
-	m.flags = s->msg.flags;
-	m.tag = s->msg.tag;
-	m.src_vm = ch->vm_id;
-	m.src_tid = s->msg.src_tid;
-	m.status = reply->status;
 	m.bulk_len = bulk_len;
 	memcpy(m.payload, reply->payload, sizeof(m.payload));
-	gpa = ch->cq_gpa + (u64)(ch->cq_prod & (ch->cq_n - 1)) *
-	      NVX_UVM_MSG_SIZE;
-	nvx_uvm_copy(ch, gpa, &m, sizeof(m), true);
-	/* the entry before the index, the index before the credit */
-	smp_wmb();
-	ch->cq_prod++;
-	WRITE_ONCE(c->cq_prod, ch->cq_prod);
-	atomic_inc((atomic_t *)&c->credits);
-	ch->msgs_out++;
-	trace_nvx_uvm_msg_out(ch->vm_id, m.tag, m.status, bulk_len);
-
+	ret = nvx_uvm_cq_write(ch, &m);
+	if (ret)
+		return ret;
 	spin_lock(&ep->lock);
 	ch->taken--;
 	ep->taken--;
 	ep->msgs_out++;
 	spin_unlock(&ep->lock);
 	nvx_uvm_slot_put(ch, s);
-
-	/* pairs with the guest's barrier between WANT_IRQ and its check */
-	smp_mb();
-	trace_nvx_uvm_credit(ch->vm_id, READ_ONCE(c->credits),
-			     READ_ONCE(c->flags) & NVX_UVM_CTRL_WANT_IRQ);
-	if (READ_ONCE(c->flags) & NVX_UVM_CTRL_WANT_IRQ)
-		nvx_uvm_signal(ch);
 	return 0;
 }
 
@@ -316,6 +292,10 @@ static int nvx_uvm_ep_ioc_stats(struct nvx_ucmd *ucmd)
 	st->msgs_in = ep->msgs_in;
 	st->msgs_out = ep->msgs_out;
 	st->attached = ep->attached;
+	st->denied = ep->denied;
+	st->limited = ep->limited;
+	st->vm2vm = ep->vm2vm;
+	st->vm2vm_bytes = ep->vm2vm_bytes;
 	spin_unlock(&ep->lock);
 	return 0;
 }
@@ -327,6 +307,12 @@ static const struct nvx_ioctl_op nvx_uvm_ep_ops[] = {
 		     nvx_uvm_ep_ioc_reply, struct nvx_uvm_reply, msg, 0),
 	NVX_IOCTL_OP(NVX_IOC_UVM_EP_BASE, NVX_UVM_EP_IOC_STATS,
 		     nvx_uvm_ep_ioc_stats, struct nvx_uvm_ep_stats, attached, 0),
+	NVX_IOCTL_OP(NVX_IOC_UVM_EP_BASE, NVX_UVM_EP_IOC_SET_POLICY,
+		     nvx_uvm_ep_ioc_set_policy, struct nvx_uvm_policy, reserved,
+		     0),
+	NVX_IOCTL_OP(NVX_IOC_UVM_EP_BASE, NVX_UVM_EP_IOC_GET_POLICY,
+		     nvx_uvm_ep_ioc_get_policy, struct nvx_uvm_policy, reserved,
+		     0),
 };
 
 /* /proc/PID/fdinfo/N of an endpoint: its VMs and its queues. */
@@ -345,6 +331,10 @@ static void nvx_uvm_ep_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "msgs_in:\t%llu\n", ep->msgs_in);
 	seq_printf(m, "msgs_out:\t%llu\n", ep->msgs_out);
 	seq_printf(m, "attached:\t%llu\n", ep->attached);
+	seq_printf(m, "denied:\t%llu\n", ep->denied);
+	seq_printf(m, "limited:\t%llu\n", ep->limited);
+	seq_printf(m, "vm2vm:\t%llu\n", ep->vm2vm);
+	seq_printf(m, "vm2vm_bytes:\t%llu\n", ep->vm2vm_bytes);
 	spin_unlock(&ep->lock);
 }
 
@@ -386,15 +376,12 @@ int nvx_uvm_ioc_endpoint(struct nvx_ucmd *ucmd)
 	init_waitqueue_head(&ep->wq);
 	INIT_LIST_HEAD(&ep->queue);
 	INIT_LIST_HEAD(&ep->gone);
+	xa_init_flags(&ep->vms, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	ep->max_vms = req->max_vms ?: NVX_UVM_DEF_VMS;
-	ep->vms = kcalloc(ep->max_vms, sizeof(*ep->vms), GFP_KERNEL_ACCOUNT);
 	ret = ida_alloc_min(&nvx_uvm_ep_ids, 1, GFP_KERNEL);
-	if (!ep->vms || ret < 0) {
-		if (ret >= 0)
-			ida_free(&nvx_uvm_ep_ids, ret);
-		kfree(ep->vms);
+	if (ret < 0) {
 		kfree(ep);
-		return ret < 0 ? ret : -ENOMEM;
+		return ret;
 	}
 	ep->id = ret;
 	ret = nvx_anon_fd(ucmd, "[nvx-uvm-ep]", &nvx_uvm_ep_fops, ep,

@@ -12,8 +12,10 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/nvx.h>
+#include <linux/nvx_grant.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
+#include <linux/xarray.h>
 #include <kvm/iodev.h>
 #include <uapi/nvx/uvm.h>
 
@@ -24,14 +26,32 @@ enum nvx_uvm_slot_state {
 	NVX_UVM_SLOT_FREE,
 	NVX_UVM_SLOT_QUEUED,	/* on the endpoint's queue */
 	NVX_UVM_SLOT_TAKEN,	/* received, waiting for the reply */
+	NVX_UVM_SLOT_WAIT,	/* VM-to-VM: on a channel's inbox or recvs */
+	NVX_UVM_SLOT_MOVING,	/* VM-to-VM: matched, being completed */
+};
+
+/*
+ * An endpoint's or a VM's message policy (struct nvx_uvm_policy, checked).
+ * Replaced whole under ep->lock, read under RCU, freed after a grace.
+ */
+struct nvx_uvm_pol {
+	struct rcu_head rcu;
+	u32 flags;
+	u64 allow;
+	u32 max_bulk;
+	u32 max_in_flight;
+	u32 rate;
+	u32 burst;
 };
 
 struct nvx_uvm_chan;
 
 /* One request of a guest, from the doorbell to its completion. */
 struct nvx_uvm_slot {
-	struct list_head node;		/* ep->queue while QUEUED */
+	struct list_head node;		/* ep->queue, an inbox or recvs */
 	struct nvx_uvm_chan *ch;
+	struct nvx_uvm_slot *mate;	/* MOVING: the RECV it meets */
+	s32 err;			/* MOVING without a mate: its status */
 	u16 idx;
 	u16 gen;			/* bumped on every reuse */
 	u8 state;
@@ -53,10 +73,12 @@ struct nvx_uvm_ep {
 	wait_queue_head_t wq;
 	struct list_head queue;		/* QUEUED slots, oldest first */
 	struct list_head gone;		/* struct nvx_uvm_gone */
-	struct nvx_uvm_chan **vms;	/* max_vms entries, NULL = free */
+	struct xarray vms;		/* VM id -> channel (the tenant's) */
+	u32 next_id;			/* VM ids are allocated cyclically */
+	struct nvx_uvm_pol __rcu *pol;	/* NULL: every type, no limits */
 	u32 id;
 	u32 max_vms;
-	u32 nr_vms;
+	u32 nr_vms;			/* attached and attaching */
 	u32 queued;
 	u32 taken;
 	u32 nr_gone;
@@ -64,6 +86,10 @@ struct nvx_uvm_ep {
 	u64 msgs_in;
 	u64 msgs_out;
 	u64 attached;
+	u64 denied;
+	u64 limited;
+	u64 vm2vm;
+	u64 vm2vm_bytes;
 };
 
 struct nvx_uvm_chan {
@@ -88,7 +114,6 @@ struct nvx_uvm_chan {
 	u32 in_flight;
 	u32 taken;			/* slots TAKEN (for ep->taken) */
 	u32 vm_id;
-	u32 ep_idx;
 	u32 reason;
 	u64 detail;
 	bool slow;
@@ -98,12 +123,20 @@ struct nvx_uvm_chan {
 	u16 *free;
 	struct nvx_uvm_slot *slots;
 	struct nvx_uvm_gone *gone;	/* until queued on the endpoint */
+	struct nvx_uvm_pol __rcu *pol;	/* its own, or NULL: the endpoint's */
+	u64 rate_tat;			/* the rate limit's next arrival, ns */
+	struct list_head inbox;		/* WAIT slots of senders, ep->lock */
+	struct list_head recvs;		/* its WAIT RECV slots, ep->lock */
 	u64 doorbells;
 	u64 msgs_in;
 	u64 msgs_out;
 	u64 bulk_out;
 	u64 bulk_in;
 	u64 irqs;
+	u64 denied;
+	u64 limited;
+	u64 vm2vm_out;
+	u64 vm2vm_in;
 	struct rcu_head rcu;		/* frees after nvx_uvm_chan_find() */
 };
 
@@ -120,5 +153,26 @@ void nvx_uvm_copy(struct nvx_uvm_chan *ch, u64 gpa, void *buf, size_t len,
 long nvx_uvm_sg_user(struct nvx_uvm_chan *ch, const struct nvx_uvm_sg *sg,
 		     u32 nr, void __user *ubuf, u32 len, bool to_guest);
 void nvx_uvm_slot_put(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s);
+void nvx_uvm_cqe(struct nvx_uvm_msg *m, const struct nvx_uvm_chan *ch,
+		 const struct nvx_uvm_slot *s, s32 status);
+int nvx_uvm_cq_write(struct nvx_uvm_chan *ch, const struct nvx_uvm_msg *m);
+
+/* policy.c */
+void nvx_uvm_pol_get(struct nvx_uvm_chan *ch, struct nvx_uvm_pol *out);
+int nvx_uvm_pol_check(struct nvx_uvm_chan *ch, const struct nvx_uvm_pol *p,
+		      const struct nvx_uvm_slot *s);
+int nvx_uvm_ep_ioc_set_policy(struct nvx_ucmd *ucmd);
+int nvx_uvm_ep_ioc_get_policy(struct nvx_ucmd *ucmd);
+
+/* vm2vm.c */
+int nvx_uvm_v2v_queue(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s,
+		      struct list_head *moves);
+void nvx_uvm_v2v_detach(struct nvx_uvm_chan *ch, struct list_head *moves);
+void nvx_uvm_v2v_run(struct list_head *moves);
+
+static inline struct page *nvx_uvm_page(struct nvx_uvm_chan *ch, u64 gpa)
+{
+	return nvx_grant_page(ch->grant, gpa >> PAGE_SHIFT);
+}
 
 #endif /* _NVX_UVM_H */

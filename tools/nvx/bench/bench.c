@@ -8,6 +8,8 @@
  *   uvm    user VMs: the PMIO fast path against the slow path, cold start
  *   uintr  user interrupts against signals and eventfd
  *   srq    shared RX buffers against per-queue buffers and AF_PACKET
+ *   sys    the system side: a denied message, VM-to-VM messages and a
+ *          forwarded pread against what a system process or host does
  *
  * The options, the dispatcher and the JSON writer are nvxtool's
  * (common.c, json.c); bench.h describes how a benchmark plugs in.
@@ -16,6 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <nvx/pool.h>
+
 
 #include "bench.h"
 
@@ -31,6 +38,7 @@
 static const struct nvx_cmd nvx_benchs[] = {
 	NVX_BENCH(grant, "time nvx grants against the kernel's other ways to get zeroed memory"),
 	NVX_BENCH(uvm, "user VMs: fast path vs slow path, cold start"),
+	NVX_BENCH(sys, "the system side: policy, VM-to-VM, forwarded file calls"),
 	NVX_BENCH(uintr, "time nvx user interrupts against signals and eventfd"),
 	NVX_BENCH(srq, "measure nvx shared RX buffers against per-queue buffers and AF_PACKET"),
 	{ }
@@ -132,4 +140,31 @@ int nvx_bench_cpus(struct nvx_ctx *ctx, int cpu[2], bool *same_cpu)
 int main(int argc, char **argv)
 {
 	return nvx_main(&nvx_bench, argc, argv);
+}
+
+/**
+ * nvx_bench_shrink() - give back to the pool what a benchmark grew
+ * @ctx: the benchmark.
+ * @bytes: what it grew.
+ * @what: its name, for the warning.
+ *
+ * Waits (up to 5 s) for the scrubber to clean what the benchmark's
+ * grants returned.
+ */
+void nvx_bench_shrink(struct nvx_ctx *ctx, uint64_t bytes, const char *what)
+{
+	struct nvx_pool_resize r;
+	int i;
+
+	for (i = 0; i < 100 && bytes; i++) {
+		memset(&r, 0, sizeof(r));
+		r.bytes = bytes;
+		if (!ioctl(ctx->fd, NVX_IOC_POOL_SHRINK, &r))
+			bytes -= r.done < bytes ? r.done : bytes;
+		if (bytes)
+			usleep(50000);
+	}
+	if (bytes)
+		nvx_warn("bench %s: %llu bytes not given back to the pool",
+			 what, (unsigned long long)bytes);
 }

@@ -21,10 +21,12 @@ extern const char nvx_bench_grant_usage[];
 extern const char nvx_bench_uvm_usage[];
 extern const char nvx_bench_uintr_usage[];
 extern const char nvx_bench_srq_usage[];
+extern const char nvx_bench_sys_usage[];
 int cmd_bench_grant(struct nvx_ctx *ctx, int argc, char **argv);
 int cmd_bench_uvm(struct nvx_ctx *ctx, int argc, char **argv);
 int cmd_bench_uintr(struct nvx_ctx *ctx, int argc, char **argv);
 int cmd_bench_srq(struct nvx_ctx *ctx, int argc, char **argv);
+int cmd_bench_sys(struct nvx_ctx *ctx, int argc, char **argv);
 
 /* qsort() order of uint64_t values. */
 int nvx_bench_cmp_u64(const void *a, const void *b);
@@ -34,6 +36,8 @@ uint64_t nvx_bench_median(uint64_t *v, unsigned int n);
 double nvx_bench_pct_ms(const uint64_t *v, unsigned int n, double p);
 /* @num / @den, or NAN unless @den > 0. */
 double nvx_bench_div(double num, double den);
+/* Give back @bytes the benchmark @what grew the pool by. */
+void nvx_bench_shrink(struct nvx_ctx *ctx, uint64_t bytes, const char *what);
 /* nvx_two_cpus() for a benchmark: NVX_EXIT_OK, or a failure reported. */
 int nvx_bench_cpus(struct nvx_ctx *ctx, int cpu[2], bool *same_cpu);
 

@@ -312,25 +312,6 @@ static void nvx_uvm_bench_print(struct nvx_ctx *ctx, struct nvx_uvm_bench *b)
 
 #define NVX_UVM_BENCH_POOL	(16ULL << 20)
 
-/* Give back what the bench grew, once the scrubber has cleaned it. */
-static void nvx_uvm_bench_shrink(struct nvx_ctx *ctx, uint64_t bytes)
-{
-	struct nvx_pool_resize r;
-	int i;
-
-	for (i = 0; i < 100 && bytes; i++) {
-		memset(&r, 0, sizeof(r));
-		r.bytes = bytes;
-		if (!ioctl(ctx->fd, NVX_IOC_POOL_SHRINK, &r))
-			bytes -= r.done < bytes ? r.done : bytes;
-		if (bytes)
-			usleep(50000);
-	}
-	if (bytes)
-		nvx_warn("bench uvm: %llu bytes not given back to the pool",
-			 (unsigned long long)bytes);
-}
-
 /**
  * cmd_bench_uvm() - nvx-bench uvm
  * @ctx: the benchmark.
@@ -403,7 +384,7 @@ int cmd_bench_uvm(struct nvx_ctx *ctx, int argc, char **argv)
 			ret = nvx_uvm_bench_ping(ctx, test, s, b.messages, 32,
 						 &b.many[s]);
 		if (ret) {
-			nvx_uvm_bench_shrink(ctx, grow.done);
+			nvx_bench_shrink(ctx, grow.done, "uvm");
 			return NVX_EXIT_FAIL;
 		}
 		b.exits_per_msg[s] = (double)(b.one[s].user_exits -
@@ -420,7 +401,7 @@ int cmd_bench_uvm(struct nvx_ctx *ctx, int argc, char **argv)
 		nvx_uvm_bench_print(ctx, &b);
 	free(b.uvm_ns);
 	free(b.host_ns);
-	nvx_uvm_bench_shrink(ctx, grow.done);
+	nvx_bench_shrink(ctx, grow.done, "uvm");
 	return ret ? NVX_EXIT_FAIL : NVX_EXIT_OK;
 }
 

@@ -2,7 +2,8 @@
 /*
  * nvx guest runtime: boot (IDT, LAPIC, arguments, heap), the guest side
  * of the ring protocol of include/uapi/nvx/uvm.h, the services built on
- * it (write, read, exit, clock) and a few libc pieces.
+ * it (write, read, exit, clock, the file calls, VM-to-VM messages) and a
+ * few libc pieces.
  *
  * Ring rules kept here: every submission gets exactly one completion;
  * at most cq_entries may be unconsumed; the CQ entry at cq_cons is valid
@@ -184,7 +185,7 @@ int nvx_call(struct nvx_uvm_msg *m)
 	return c.status;
 }
 
-static void msg_init(struct nvx_uvm_msg *m, unsigned int type)
+void nvx_msg(struct nvx_uvm_msg *m, unsigned int type)
 {
 	memset(m, 0, sizeof(*m));
 	m->type = type;
@@ -196,22 +197,47 @@ static void put_u32(__u8 *p, __u32 v)
 	memcpy(p, &v, sizeof(v));	/* x86: little-endian already */
 }
 
+/* @m with the @nr segments at @sg (read at the doorbell) */
+static int call_sg(struct nvx_uvm_msg *m, struct nvx_uvm_sg *sg,
+		   unsigned int nr, unsigned int dir)
+{
+	if (nr) {
+		m->flags = dir;
+		m->sg_gpa = (unsigned long)sg;	/* identity mapped */
+		m->sg_nr = nr;
+	}
+	return nvx_call(m);
+}
+
+int nvx_call_bulk(struct nvx_uvm_msg *m, void *buf, unsigned int len,
+		  unsigned int dir, unsigned int segs)
+{
+	struct nvx_uvm_sg sg[NVX_UVM_MAX_SG] __aligned(16);
+	unsigned long gpa = (unsigned long)buf;
+	unsigned int i, n;
+
+	if (segs > NVX_UVM_MAX_SG)
+		segs = NVX_UVM_MAX_SG;
+	if (segs > len)
+		segs = len;
+	if (!segs && len)
+		segs = 1;
+	for (i = 0; i < segs; i++) {
+		n = len / segs + (i < len % segs);
+		sg[i].gpa = gpa;
+		sg[i].len = n;
+		sg[i].flags = 0;
+		gpa += n;
+	}
+	return call_sg(m, sg, segs, dir);
+}
+
 int nvx_xfer(unsigned int type, int fd, void *buf, unsigned int len,
 	     unsigned int dir, struct nvx_uvm_msg *m)
 {
-	struct nvx_uvm_sg sg __aligned(16);
-
-	msg_init(m, type);
+	nvx_msg(m, type);
 	put_u32(m->payload, fd);
-	if (len) {
-		sg.gpa = (unsigned long)buf;	/* identity mapped */
-		sg.len = len;
-		sg.flags = 0;
-		m->flags = dir;
-		m->sg_gpa = (unsigned long)&sg;
-		m->sg_nr = 1;
-	}
-	return nvx_call(m);
+	return nvx_call_bulk(m, buf, len, dir, 1);
 }
 
 /* ------------------------------------------------------- services --- */
@@ -263,7 +289,7 @@ void exit(int status)
 {
 	struct nvx_uvm_msg m;
 
-	msg_init(&m, NVX_UVM_MSG_EXIT);
+	nvx_msg(&m, NVX_UVM_MSG_EXIT);
 	put_u32(m.payload, status);
 	nvx_call(&m);
 	exit_now(status);
@@ -281,7 +307,7 @@ unsigned long long realtime_ns(void)
 	struct nvx_uvm_msg m;
 	unsigned long long ns;
 
-	msg_init(&m, NVX_UVM_MSG_CLOCK);
+	nvx_msg(&m, NVX_UVM_MSG_CLOCK);
 	if (nvx_call(&m) < 0)
 		return 0;
 	memcpy(&ns, m.payload, sizeof(ns));
@@ -304,6 +330,237 @@ void *alloc(unsigned long size, unsigned long align)
 		return NULL;
 	heap = p + size;
 	return (void *)p;
+}
+
+/* ---------------------------------------------------------- files --- */
+
+static unsigned int min_bulk(unsigned long n)
+{
+	return n < NVX_UVM_MAX_BULK ? n : NVX_UVM_MAX_BULK;
+}
+
+/*
+ * One file call: @fc is the payload going out and, on success, the
+ * reply's coming back. Returns the status; the completion is in @m.
+ */
+static int fcall(unsigned int type, struct nvx_uvm_fcall *fc, void *buf,
+		 unsigned int len, unsigned int dir, struct nvx_uvm_msg *m)
+{
+	int st;
+
+	nvx_msg(m, type);
+	memcpy(m->payload, fc, sizeof(*fc));
+	st = nvx_call_bulk(m, buf, len, dir, 1);
+	if (!st)
+		memcpy(fc, m->payload, sizeof(*fc));
+	if (m->bulk_len > len)
+		m->bulk_len = len;	/* never trust more than we offered */
+	return st;
+}
+
+/* the fd-only calls: CLOSE, FSYNC, FTRUNCATE */
+static int fd_call(unsigned int type, int fd, unsigned long long arg)
+{
+	struct nvx_uvm_fcall fc = { .fd = fd, .arg = arg };
+	struct nvx_uvm_msg m;
+
+	return fcall(type, &fc, NULL, 0, 0, &m);
+}
+
+/* @path: the leading '/'s of an absolute path off; "/" is "." */
+static const char *beneath_root(const char *path)
+{
+	if (*path != '/')
+		return path;
+	while (*path == '/')
+		path++;
+	return *path ? path : ".";
+}
+
+/* A path call: @path with its NUL, however long, as PUSH. */
+static int path_call(unsigned int type, struct nvx_uvm_fcall *fc,
+		     const char *path)
+{
+	struct nvx_uvm_msg m;
+
+	return fcall(type, fc, (char *)path, min_bulk(strlen(path) + 1),
+		     NVX_UVM_MSGF_PUSH, &m);
+}
+
+int openat(int dirfd, const char *path, int flags, unsigned int mode)
+{
+	struct nvx_uvm_fcall fc = { .fd = dirfd, .flags = flags, .arg = mode };
+	int st = path_call(NVX_UVM_MSG_OPENAT, &fc, path);
+
+	return st < 0 ? st : (int)fc.ret;
+}
+
+int open(const char *path, int flags, unsigned int mode)
+{
+	return openat(NVX_UVM_FD_ROOT, beneath_root(path), flags, mode);
+}
+
+int close(int fd)
+{
+	return fd_call(NVX_UVM_MSG_CLOSE, fd, 0);
+}
+
+/* PREAD or PWRITE: all of @n unless a message moves less than asked */
+static long prw(unsigned int type, int fd, void *buf, unsigned long n,
+		unsigned long long off)
+{
+	unsigned int dir = type == NVX_UVM_MSG_PREAD ? NVX_UVM_MSGF_PULL :
+						       NVX_UVM_MSGF_PUSH;
+	struct nvx_uvm_fcall fc;
+	struct nvx_uvm_msg m;
+	unsigned long done = 0;
+	unsigned int len;
+	int st;
+
+	do {
+		len = min_bulk(n - done);
+		fc = (struct nvx_uvm_fcall){ .fd = fd, .arg = off + done };
+		st = fcall(type, &fc, (char *)buf + done, len, dir, &m);
+		if (st < 0)
+			return done ? (long)done : st;
+		done += m.bulk_len;
+	} while (done < n && m.bulk_len == len);
+	return done;
+}
+
+long pread(int fd, void *buf, unsigned long n, unsigned long long off)
+{
+	return prw(NVX_UVM_MSG_PREAD, fd, buf, n, off);
+}
+
+long pwrite(int fd, const void *buf, unsigned long n, unsigned long long off)
+{
+	return prw(NVX_UVM_MSG_PWRITE, fd, (void *)buf, n, off);
+}
+
+long long lseek(int fd, long long off, int whence)
+{
+	struct nvx_uvm_fcall fc = { .fd = fd, .flags = whence, .arg = off };
+	struct nvx_uvm_msg m;
+	int st = fcall(NVX_UVM_MSG_LSEEK, &fc, NULL, 0, 0, &m);
+
+	return st < 0 ? st : fc.ret;
+}
+
+int fstat(int fd, struct nvx_uvm_stat *st)
+{
+	struct nvx_uvm_fcall fc = { .fd = fd };
+	struct nvx_uvm_msg m;
+	int ret = fcall(NVX_UVM_MSG_FSTAT, &fc, st, sizeof(*st),
+			NVX_UVM_MSGF_PULL, &m);
+
+	if (!ret && m.bulk_len != sizeof(*st))
+		ret = -EIO;
+	return ret;
+}
+
+long getdents64(int fd, void *buf, unsigned long n)
+{
+	struct nvx_uvm_fcall fc = { .fd = fd };
+	struct nvx_uvm_msg m;
+	int st = fcall(NVX_UVM_MSG_GETDENTS, &fc, buf, min_bulk(n),
+		       NVX_UVM_MSGF_PULL, &m);
+
+	return st < 0 ? st : (long)m.bulk_len;
+}
+
+int ftruncate(int fd, unsigned long long len)
+{
+	return fd_call(NVX_UVM_MSG_FTRUNCATE, fd, len);
+}
+
+int fsync(int fd)
+{
+	return fd_call(NVX_UVM_MSG_FSYNC, fd, 0);
+}
+
+int mkdir(const char *path, unsigned int mode)
+{
+	struct nvx_uvm_fcall fc = { .fd = NVX_UVM_FD_ROOT, .arg = mode };
+
+	return path_call(NVX_UVM_MSG_MKDIR, &fc, beneath_root(path));
+}
+
+static int unlink_flags(const char *path, unsigned int flags)
+{
+	struct nvx_uvm_fcall fc = { .fd = NVX_UVM_FD_ROOT, .flags = flags };
+
+	return path_call(NVX_UVM_MSG_UNLINK, &fc, beneath_root(path));
+}
+
+int unlink(const char *path)
+{
+	return unlink_flags(path, 0);
+}
+
+int rmdir(const char *path)
+{
+	return unlink_flags(path, AT_REMOVEDIR);
+}
+
+/* "old\0new\0" as two segments, one per name */
+int rename(const char *oldp, const char *newp)
+{
+	const char *o = beneath_root(oldp), *n = beneath_root(newp);
+	struct nvx_uvm_fcall fc = { .fd = NVX_UVM_FD_ROOT,
+				    .flags = NVX_UVM_FD_ROOT };
+	struct nvx_uvm_sg sg[2] __aligned(16) = {
+		{ .gpa = (unsigned long)o, .len = strlen(o) + 1 },
+		{ .gpa = (unsigned long)n, .len = strlen(n) + 1 },
+	};
+	struct nvx_uvm_msg m;
+
+	if (sg[0].len + sg[1].len > NVX_UVM_MAX_BULK)
+		return -ENAMETOOLONG;
+	nvx_msg(&m, NVX_UVM_MSG_RENAME);
+	memcpy(m.payload, &fc, sizeof(fc));
+	return call_sg(&m, sg, 2, NVX_UVM_MSGF_PUSH);
+}
+
+long getrandom(void *buf, unsigned long n)
+{
+	struct nvx_uvm_fcall fc = { 0 };
+	struct nvx_uvm_msg m;
+	int st = fcall(NVX_UVM_MSG_GETRANDOM, &fc, buf, min_bulk(n),
+		       NVX_UVM_MSGF_PULL, &m);
+
+	return st < 0 ? st : (long)m.bulk_len;
+}
+
+/* ------------------------------------------------------- VM-to-VM --- */
+
+static int vm_call(unsigned int type, unsigned int dst, const void *payload,
+		   void *buf, unsigned int len, unsigned int dir,
+		   struct nvx_uvm_msg *done)
+{
+	struct nvx_uvm_msg m;
+	int st;
+
+	nvx_msg(&m, type);
+	m.dst = dst;
+	if (payload)
+		memcpy(m.payload, payload, NVX_UVM_PAYLOAD);
+	st = nvx_call_bulk(&m, buf, len, dir, 1);
+	if (done)
+		*done = m;
+	return st;
+}
+
+int vm_send(unsigned int dst, const void *payload, void *buf,
+	    unsigned int len, unsigned int dir, struct nvx_uvm_msg *done)
+{
+	return vm_call(NVX_UVM_MSG_IPC, dst, payload, buf, len, dir, done);
+}
+
+int vm_recv(void *buf, unsigned int len, unsigned int dir,
+	    const void *payload, struct nvx_uvm_msg *done)
+{
+	return vm_call(NVX_UVM_MSG_RECV, 0, payload, buf, len, dir, done);
 }
 
 /* ----------------------------------------------------------- libc --- */

@@ -59,11 +59,25 @@ int nvx_complete(struct nvx_uvm_msg *out);
 void nvx_post(const struct nvx_uvm_msg *m);
 void nvx_doorbell(void);
 
+/* Zero @m and give it @type and a fresh runtime tag. */
+void nvx_msg(struct nvx_uvm_msg *m, unsigned int type);
+
+/*
+ * nvx_call() of @m (type, dst and payload set by the caller) with
+ * @buf/@len as its bulk (@dir: NVX_UVM_MSGF_PUSH or NVX_UVM_MSGF_PULL;
+ * no segment when @len is 0), split into @segs segments of nearly equal
+ * length (clamped to 1..NVX_UVM_MAX_SG and to @len). A segment may
+ * cross pages: one is enough for any buffer; more are for tests of
+ * the kernel's scatter/gather. @len must not exceed NVX_UVM_MAX_BULK.
+ */
+int nvx_call_bulk(struct nvx_uvm_msg *m, void *buf, unsigned int len,
+		  unsigned int dir, unsigned int segs);
+
 /*
  * One message of @type with one bulk segment over @buf/@len (@dir:
  * NVX_UVM_MSGF_PUSH or NVX_UVM_MSGF_PULL; no segment when @len is 0)
- * and @fd in payload[0..3]. The completion is left in @m; returns its
- * status.
+ * and @fd in payload[0..3] (struct nvx_uvm_fcall.fd). The completion
+ * is left in @m; returns its status.
  */
 int nvx_xfer(unsigned int type, int fd, void *buf, unsigned int len,
 	     unsigned int dir, struct nvx_uvm_msg *m);
@@ -80,6 +94,122 @@ const unsigned char *seed(void);	/* NVX_UVM_SEED_SIZE bytes */
 
 /* Bump allocator over free RAM; @align a power of two (0 = 16). */
 void *alloc(unsigned long size, unsigned long align);
+
+/* ---------------------------------------------------------- files --- */
+
+/*
+ * File calls, forwarded to the system process (dst 0) as one message
+ * each (pread, pwrite: one per NVX_UVM_MAX_BULK bytes) with a struct
+ * nvx_uvm_fcall payload. There is no errno: a call that fails returns
+ * the negative errno number (-ENOENT), never -1. Paths are resolved
+ * beneath the tenant's root by the system process, which checks them.
+ */
+
+/* the Linux values, as the system process passes them on */
+#define O_RDONLY	00
+#define O_WRONLY	01
+#define O_RDWR		02
+#define O_CREAT		0100
+#define O_EXCL		0200
+#define O_TRUNC		01000
+#define O_APPEND	02000
+#define O_DIRECTORY	0200000
+#define O_NOFOLLOW	0400000
+
+#define SEEK_SET	0
+#define SEEK_CUR	1
+#define SEEK_END	2
+
+#define AT_REMOVEDIR	0x200
+
+#define S_IFMT		0170000
+#define S_IFDIR		0040000
+#define S_IFREG		0100000
+
+#define EPERM		1
+#define ENOENT		2
+#define ESRCH		3
+#define EIO		5
+#define EBADF		9
+#define EAGAIN		11
+#define EACCES		13
+#define EBUSY		16
+#define EEXIST		17
+#define EXDEV		18
+#define ENOTDIR		20
+#define EISDIR		21
+#define EINVAL		22
+#define ENOSPC		28
+#define ENAMETOOLONG	36
+#define ENOTEMPTY	39
+#define ELOOP		40
+#define EMSGSIZE	90
+#define ECONNRESET	104
+
+/* What getdents64() fills @buf with, as Linux's: @d_reclen bytes each. */
+struct linux_dirent64 {
+	__u64 d_ino;
+	__s64 d_off;
+	__u16 d_reclen;
+	__u8 d_type;		/* DT_* */
+	char d_name[];
+};
+
+/*
+ * open() strips @path's leading '/' and resolves the rest beneath the
+ * tenant root ("/data/x" is data/x there; "/" alone is "."). openat()
+ * sends @path as given, relative to @dirfd (NVX_UVM_FD_ROOT: the root),
+ * so that the system process is what rejects an absolute one. A path
+ * goes with its NUL, however long (up to NVX_UVM_MAX_BULK bytes): the
+ * system process judges its length. Both return the new fd.
+ */
+int open(const char *path, int flags, unsigned int mode);
+int openat(int dirfd, const char *path, int flags, unsigned int mode);
+int close(int fd);
+
+/* All @n bytes, in as many messages as needed; short at end of file. */
+long pread(int fd, void *buf, unsigned long n, unsigned long long off);
+long pwrite(int fd, const void *buf, unsigned long n,
+	    unsigned long long off);
+long long lseek(int fd, long long off, int whence);
+int fstat(int fd, struct nvx_uvm_stat *st);
+/* One message: at most NVX_UVM_MAX_BULK bytes of whole records. */
+long getdents64(int fd, void *buf, unsigned long n);
+int ftruncate(int fd, unsigned long long len);
+int fsync(int fd);
+
+/* Paths as for open(): beneath the tenant root. */
+int mkdir(const char *path, unsigned int mode);
+int unlink(const char *path);
+int rmdir(const char *path);
+int rename(const char *oldp, const char *newp);
+
+/* One message: at most NVX_UVM_MAX_BULK random bytes; returns how many. */
+long getrandom(void *buf, unsigned long n);
+
+/* ---------------------------------------------------- VM-to-VM --- */
+
+/*
+ * vm_send() sends an NVX_UVM_MSG_IPC message to VM @dst of the same
+ * endpoint (0: the system process) and waits for its completion: it
+ * comes when @dst's RECV took it. @payload: NVX_UVM_PAYLOAD bytes, or
+ * NULL for zeros. @buf/@len (at most NVX_UVM_MAX_BULK, one segment; no
+ * segment when @len is 0): PUSH data for the receiver, or with
+ * NVX_UVM_MSGF_PULL room for the data the receiver offers. The
+ * completion (bulk_len: bytes moved; payload: the RECV's) is copied to
+ * @done unless it is NULL. Returns its status: 0, -EPERM, -ESRCH,
+ * -ECONNRESET or -EINVAL (see uvm.h), or a policy limit's error.
+ *
+ * vm_recv() posts a RECV and waits for the next message sent to this
+ * VM: @buf/@len is PULL room for a PUSH sender's data, or PUSH data
+ * offered to a PULL sender; @payload (or zeros) goes to the sender.
+ * @done gets the completion: src_vm is the sender, payload its
+ * payload, bulk_len the bytes moved.
+ */
+int vm_send(unsigned int dst, const void *payload, void *buf,
+	    unsigned int len, unsigned int dir, struct nvx_uvm_msg *done);
+int vm_recv(void *buf, unsigned int len, unsigned int dir,
+	    const void *payload, struct nvx_uvm_msg *done);
 
 /* ----------------------------------------------------------- libc --- */
 

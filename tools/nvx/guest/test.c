@@ -4,6 +4,74 @@
  * exercises one part of the ring protocol, or breaks one of its rules
  * on purpose so that the host must stop the VM. Exit status 0 is
  * success; a misbehaving mode that is not stopped exits with 99.
+ * Numbers are decimal or 0x hex (no octal); DIRFD may be negative.
+ *
+ * Ring protocol: ping N [W] | bulk SIZE OFF | seed | args | clock |
+ * spin | pushloop | wait | badport | badring | oversize | badaddr |
+ * badsg | badmsg | flood.
+ *
+ * File calls (served by the system process). Each prints its result on
+ * stdout, a line per call; "err E" (E the positive errno) for a call
+ * that failed. Exit status 0 unless said otherwise:
+ *   open PATH [FLAGS]		open(), mode 0644: "fd N"
+ *   openat DIRFD PATH [FLAGS [MODE]]  openat(), PATH as given: "fd N"
+ *   openlong N			openat(NVX_UVM_FD_ROOT) of N bytes ('a's
+ *				and the NUL): "fd N"
+ *   opennonul			an OPENAT whose path has no NUL: "fd N"
+ *   cat PATH			the file's bytes, as they are
+ *   write PATH TEXT		O_WRONLY|O_CREAT|O_TRUNC, 0644: "ok"
+ *   pwrite PATH OFF TEXT	O_WRONLY|O_CREAT, 0644: "ok BYTES"
+ *   stat PATH			"type dir|reg|other size N mode OCTAL
+ *				nlink N" (mode: permission bits)
+ *   ls PATH			one name a line, not "." and ".."
+ *   mkdir PATH [MODE]		mode 0755: "ok"
+ *   rm PATH | rmdir PATH	"ok"
+ *   mv OLD NEW			"ok"
+ *   trunc PATH LEN		"ok"
+ *   lseek PATH			lseek(SEEK_END): "size N"
+ *   fsync PATH			"ok"
+ *   random N			getrandom() N bytes: "ok N"; exit 1 when
+ *				N >= 16 and every byte is zero
+ *   fdops			fds never opened, one line each ("ok R" if a
+ *				call succeeds): read(7), close(7), pread(100),
+ *				fstat(63), close(1000), close(-5)
+ *   sysfuzz			for fd -1, 0x7fffffff, 64, 65, 3..10:
+ *				close(fd), read(fd), fstat(fd), as fdops
+ *
+ * VM-to-VM messages (exit 0, or 1 with "MODE: WHAT at ITERATION: ..."
+ * on stderr; 2 when out of memory or LEN > NVX_UVM_MAX_BULK). Bulk
+ * buffers start at odd offsets and cross pages. The pattern of
+ * iteration S: byte K is (K * 7 + (K >> 8) * 13 + S * 31) & 0xff.
+ *   vm-echo N [MAXLEN]		N times: RECV with PULL room MAXLEN
+ *				(NVX_UVM_MAX_BULK), send the bytes and the
+ *				payload back to the sender (PUSH)
+ *   vm-ping DST N LEN [SEGS]	N times: send LEN pattern bytes (PUSH, in
+ *				SEGS segments) and payload[0..7] = the
+ *				iteration to DST, then RECV the echo (PULL,
+ *				SEGS segments) and check it. Prints
+ *				"ping N LEN ok" and "rtt_ns X" (per round trip)
+ *   vm-offer N LEN		N times: RECV offering LEN pattern bytes
+ *				(PUSH) to a PULL sender
+ *   vm-pull DST N LEN		N times: send to DST with PULL room LEN;
+ *				check LEN pattern bytes came
+ *   vm-send DST [LEN]		one send of LEN (0) pattern bytes (PUSH):
+ *				"status S bulk B"
+ *   vm-recv1			one RECV (PULL, NVX_UVM_MAX_BULK room):
+ *				"from V bulk B status S"
+ *
+ * Relayed by the system process instead (the benchmark's baseline):
+ * IPC to dst 0 with payload[0..3] (u32) = RELAY_SEND 1 (PUSH data) or
+ * RELAY_RECV 2 (PULL room: the other VM's next RELAY_SEND).
+ *   relay-ping N LEN		N times: RELAY_SEND LEN pattern bytes, then
+ *				RELAY_RECV the echo and check it. Prints
+ *				"relay N LEN ok" and "rtt_ns X"
+ *   relay-echo N		N times: RELAY_RECV (up to NVX_UVM_MAX_BULK),
+ *				RELAY_SEND the same bytes
+ *
+ * For nvx-bench sys:
+ *   bench-pread PATH N LEN	N preads of LEN bytes at offset 0 of PATH
+ *   deny N			N messages of type NVX_UVM_MSG_GUEST_MAX,
+ *				each must complete with -EPERM
  */
 #include "rt.h"
 
@@ -16,6 +84,101 @@ static int nargs;
 static unsigned long arg(int i, unsigned long def)
 {
 	return i < nargs ? strtoul(args[i], NULL, 0) : def;
+}
+
+/* arg() with an optional '-' */
+static long sarg(int i, long def)
+{
+	if (i >= nargs)
+		return def;
+	if (args[i][0] == '-')
+		return -(long)strtoul(args[i] + 1, NULL, 0);
+	return strtoul(args[i], NULL, 0);
+}
+
+/* ----------------------------------------------------------- output --- */
+
+/* one line of output, built here and written at once */
+static char line[256];
+static unsigned int line_n;
+
+static void lstr(const char *s)
+{
+	while (*s && line_n < sizeof(line) - 1)
+		line[line_n++] = *s++;
+}
+
+static void lnum(long long v)
+{
+	unsigned long long u = v;
+
+	if (line_n > sizeof(line) - 23)
+		return;
+	if (v < 0) {
+		line[line_n++] = '-';
+		u = -u;
+	}
+	line_n += fmt_u64(line + line_n, u, 10);
+}
+
+static void lend(int fd)
+{
+	line[line_n++] = '\n';
+	write(fd, line, line_n);
+	line_n = 0;
+}
+
+/* "WORD V" */
+static void say(const char *word, long long v)
+{
+	lstr(word);
+	lstr(" ");
+	lnum(v);
+	lend(1);
+}
+
+/* A call's result: "err E" when it failed, else "ok" or "ok R". */
+static int result(long long r, int show)
+{
+	if (r < 0)
+		say("err", -r);
+	else if (show)
+		say("ok", r);
+	else
+		print("ok\n");
+	return 0;
+}
+
+/* "MODE: WHAT at I: ..." on stderr; exit status 1 */
+static void fail_at(const char *what, unsigned long i)
+{
+	lstr(args[1]);
+	lstr(": ");
+	lstr(what);
+	lstr(" at ");
+	lnum(i);
+	lstr(": ");
+}
+
+static int fail(const char *what, unsigned long i, long long v)
+{
+	fail_at(what, i);
+	lnum(v);
+	lend(2);
+	return 1;
+}
+
+/* "MODE: WHAT at I: status S bulk B" for a completion @m */
+static int fail_msg(const char *what, unsigned long i,
+		    const struct nvx_uvm_msg *m)
+{
+	fail_at(what, i);
+	lstr("status ");
+	lnum(m->status);
+	lstr(" bulk ");
+	lnum(m->bulk_len);
+	lend(2);
+	return 1;
 }
 
 /*
@@ -228,13 +391,531 @@ static int test_wait(void)
 	return 0;
 }
 
+/* ------------------------------------------------------- file calls --- */
+
+#define CHUNK		(64 << 10)
+#define NAME_OFF	__builtin_offsetof(struct linux_dirent64, d_name)
+
+/* "fd N" or "err E" */
+static int fd_result(long long fd)
+{
+	if (fd < 0)
+		return result(fd, 1);
+	say("fd", fd);
+	return 0;
+}
+
+static int t_open(void)
+{
+	return fd_result(open(args[2], arg(3, O_RDONLY), 0644));
+}
+
+static int t_openat(void)
+{
+	return fd_result(openat(sarg(2, 0), args[3], arg(4, O_RDONLY),
+				arg(5, 0644)));
+}
+
+static int t_openlong(void)
+{
+	unsigned long n = arg(2, 1);
+	char *path = alloc(n ? n : 1, 1);
+
+	if (!path)
+		return 2;
+	memset(path, 'a', n);
+	path[n ? n - 1 : 0] = 0;
+	return fd_result(openat(NVX_UVM_FD_ROOT, path, O_RDONLY, 0));
+}
+
+static int t_opennonul(void)
+{
+	static char path[] = { 'a', 'b', 'c' };
+	struct nvx_uvm_fcall fc = { .fd = NVX_UVM_FD_ROOT };
+	struct nvx_uvm_msg m;
+	int st;
+
+	nvx_msg(&m, NVX_UVM_MSG_OPENAT);
+	memcpy(m.payload, &fc, sizeof(fc));
+	st = nvx_call_bulk(&m, path, sizeof(path), NVX_UVM_MSGF_PUSH, 1);
+	memcpy(&fc, m.payload, sizeof(fc));
+	return fd_result(st < 0 ? st : fc.ret);
+}
+
+static int t_cat(void)
+{
+	char *buf = alloc(CHUNK, 4096);
+	int fd = open(args[2], O_RDONLY, 0);
+	long n;
+
+	if (!buf)
+		return 2;
+	if (fd < 0)
+		return result(fd, 1);
+	while ((n = read(fd, buf, CHUNK)) > 0)
+		write(1, buf, n);
+	if (n < 0)
+		result(n, 1);
+	close(fd);
+	return 0;
+}
+
+static int t_write(void)
+{
+	unsigned long len = strlen(args[3]);
+	int fd = open(args[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	long n;
+
+	if (fd < 0)
+		return result(fd, 1);
+	n = write(fd, args[3], len);
+	if (n >= 0 && (unsigned long)n != len)
+		n = -EIO;
+	if (n >= 0)
+		n = close(fd);
+	return result(n, 0);
+}
+
+static int t_pwrite(void)
+{
+	int fd = open(args[2], O_WRONLY | O_CREAT, 0644);
+
+	if (fd < 0)
+		return result(fd, 1);
+	return result(pwrite(fd, args[4], strlen(args[4]), arg(3, 0)), 1);
+}
+
+static int t_stat(void)
+{
+	struct nvx_uvm_stat st;
+	int fd = open(args[2], O_RDONLY, 0), ret;
+	char oct[12];
+
+	if (fd < 0)
+		return result(fd, 1);
+	ret = fstat(fd, &st);
+	if (ret < 0)
+		return result(ret, 1);
+	oct[fmt_u64(oct, st.mode & 07777, 8)] = 0;
+	lstr("type ");
+	lstr((st.mode & S_IFMT) == S_IFDIR ? "dir" :
+	     (st.mode & S_IFMT) == S_IFREG ? "reg" : "other");
+	lstr(" size ");
+	lnum(st.size);
+	lstr(" mode ");
+	lstr(oct);
+	lstr(" nlink ");
+	lnum(st.nlink);
+	lend(1);
+	return 0;
+}
+
+static int t_ls(void)
+{
+	char *buf = alloc(CHUNK, 4096);
+	int fd = open(args[2], O_RDONLY | O_DIRECTORY, 0);
+	struct linux_dirent64 *d;
+	long n, k;
+
+	if (!buf)
+		return 2;
+	if (fd < 0)
+		return result(fd, 1);
+	while ((n = getdents64(fd, buf, CHUNK)) > 0) {
+		for (k = 0; k < n; k += d->d_reclen) {
+			d = (struct linux_dirent64 *)(buf + k);
+			if (d->d_reclen < NAME_OFF + 2 || d->d_reclen > n - k)
+				return result(-EIO, 1);
+			if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+				continue;
+			lstr(d->d_name);
+			lend(1);
+		}
+	}
+	if (n < 0)
+		result(n, 1);
+	close(fd);
+	return 0;
+}
+
+/* open @path, call @fn on the fd with @arg, close: "ok" or "err E" */
+static int on_fd(const char *path, int flags,
+		 int (*fn)(int fd, unsigned long long arg),
+		 unsigned long long arg)
+{
+	int fd = open(path, flags, 0), ret;
+
+	if (fd < 0)
+		return result(fd, 0);
+	ret = fn(fd, arg);
+	if (!ret)
+		ret = close(fd);
+	return result(ret, 0);
+}
+
+static int do_fsync(int fd, unsigned long long arg)
+{
+	(void)arg;
+	return fsync(fd);
+}
+
+static int t_trunc(void)
+{
+	return on_fd(args[2], O_WRONLY, ftruncate, arg(3, 0));
+}
+
+static int t_fsync(void)
+{
+	return on_fd(args[2], O_RDONLY, do_fsync, 0);
+}
+
+static int t_lseek(void)
+{
+	int fd = open(args[2], O_RDONLY, 0);
+	long long off;
+
+	if (fd < 0)
+		return result(fd, 1);
+	off = lseek(fd, 0, SEEK_END);
+	if (off < 0)
+		return result(off, 1);
+	say("size", off);
+	return 0;
+}
+
+static int t_mkdir(void)
+{
+	return result(mkdir(args[2], arg(3, 0755)), 0);
+}
+
+static int t_rm(void)
+{
+	return result(unlink(args[2]), 0);
+}
+
+static int t_rmdir(void)
+{
+	return result(rmdir(args[2]), 0);
+}
+
+static int t_mv(void)
+{
+	return result(rename(args[2], args[3]), 0);
+}
+
+static int t_random(void)
+{
+	unsigned long n = arg(2, 32), done = 0, k;
+	unsigned char *buf = alloc(n, 16), any = 0;
+	long r;
+
+	if (!buf)
+		return 2;
+	while (done < n) {
+		r = getrandom(buf + done, n - done);
+		if (r <= 0)
+			return result(r ? r : -EIO, 1);
+		done += r;
+	}
+	for (k = 0; k < n; k++)
+		any |= buf[k];
+	say("ok", n);
+	return n >= 16 && !any;
+}
+
+/* close, read and fstat of fds that were never opened */
+static void bad_fd(int fd, int ops)
+{
+	struct nvx_uvm_stat st;
+	char buf[16];
+
+	if (ops & 1)
+		result(close(fd), 1);
+	if (ops & 2)
+		result(read(fd, buf, sizeof(buf)), 1);
+	if (ops & 4)
+		result(fstat(fd, &st), 1);
+}
+
+static int t_fdops(void)
+{
+	char buf[16];
+
+	bad_fd(7, 2);
+	bad_fd(7, 1);
+	result(pread(100, buf, sizeof(buf), 0), 1);
+	bad_fd(63, 4);
+	bad_fd(1000, 1);
+	bad_fd(-5, 1);
+	return 0;
+}
+
+static int t_sysfuzz(void)
+{
+	static const int fds[] = { -1, 0x7fffffff, 64, 65 };
+	unsigned int i;
+	int fd;
+
+	for (i = 0; i < ARRAY_SIZE(fds); i++)
+		bad_fd(fds[i], 7);
+	for (fd = 3; fd <= 10; fd++)
+		bad_fd(fd, 7);
+	return 0;
+}
+
+/* --------------------------------------------------------- VM-to-VM --- */
+
+#define RELAY_SEND	1
+#define RELAY_RECV	2
+
+static unsigned char pat(unsigned long k, unsigned long seed)
+{
+	return k * 7 + (k >> 8) * 13 + seed * 31;
+}
+
+static void pattern(unsigned char *p, unsigned long len, unsigned long seed)
+{
+	unsigned long k;
+
+	for (k = 0; k < len; k++)
+		p[k] = pat(k, seed);
+}
+
+/* @len bytes that start @skew bytes before a page boundary */
+static unsigned char *xbuf(unsigned long len, unsigned int skew)
+{
+	unsigned char *p = alloc(len + 8192, 4096);
+
+	return p ? p + 4096 - skew : NULL;
+}
+
+static int t_vm_echo(void)
+{
+	unsigned long n = arg(2, 1), max = arg(3, NVX_UVM_MAX_BULK), i;
+	unsigned char *buf = xbuf(max, 37);
+	struct nvx_uvm_msg in, out;
+	int st;
+
+	if (!buf || max > NVX_UVM_MAX_BULK)
+		return 2;
+	for (i = 0; i < n; i++) {
+		st = vm_recv(buf, max, NVX_UVM_MSGF_PULL, NULL, &in);
+		if (st || in.bulk_len > max)
+			return fail_msg("recv", i, &in);
+		st = vm_send(in.src_vm, in.payload, buf, in.bulk_len,
+			     NVX_UVM_MSGF_PUSH, &out);
+		if (st || out.bulk_len != in.bulk_len)
+			return fail_msg("send", i, &out);
+	}
+	return 0;
+}
+
+/* "WHAT N LEN ok" and "rtt_ns X" */
+static int round_trips(const char *what, unsigned long n, unsigned long len,
+		       unsigned long long ns)
+{
+	lstr(what);
+	lstr(" ");
+	lnum(n);
+	lstr(" ");
+	lnum(len);
+	lstr(" ok");
+	lend(1);
+	say("rtt_ns", n ? ns / n : 0);
+	return 0;
+}
+
+static int t_vm_ping(void)
+{
+	unsigned long dst = arg(2, 0), n = arg(3, 1), len = arg(4, 64);
+	unsigned long segs = arg(5, 1), i;
+	unsigned char *out = xbuf(len, 37), *in = xbuf(len, 1000);
+	__u8 pl[NVX_UVM_PAYLOAD] = { 0 };
+	unsigned long long ns = 0, t0;
+	struct nvx_uvm_msg m;
+	int st;
+
+	if (!out || !in || len > NVX_UVM_MAX_BULK)
+		return 2;
+	for (i = 0; i < n; i++) {
+		pattern(out, len, i);
+		memset(in, 0, len);
+		memcpy(pl, &i, sizeof(i));
+		t0 = clock_ns();
+		nvx_msg(&m, NVX_UVM_MSG_IPC);
+		m.dst = dst;
+		memcpy(m.payload, pl, sizeof(pl));
+		st = nvx_call_bulk(&m, out, len, NVX_UVM_MSGF_PUSH, segs);
+		if (st || m.bulk_len != len)
+			return fail_msg("send", i, &m);
+		nvx_msg(&m, NVX_UVM_MSG_RECV);
+		st = nvx_call_bulk(&m, in, len, NVX_UVM_MSGF_PULL, segs);
+		ns += clock_ns() - t0;
+		if (st || m.bulk_len != len)
+			return fail_msg("recv", i, &m);
+		if (m.src_vm != dst)
+			return fail("recv from", i, m.src_vm);
+		if (memcmp(in, out, len))
+			return fail("echoed bytes differ", i, 0);
+		if (memcmp(m.payload, pl, sizeof(pl)))
+			return fail("echoed payload differs", i, 0);
+	}
+	return round_trips("ping", n, len, ns);
+}
+
+static int t_vm_offer(void)
+{
+	unsigned long n = arg(2, 1), len = arg(3, 64), i;
+	unsigned char *buf = xbuf(len, 37);
+	struct nvx_uvm_msg m;
+	int st;
+
+	if (!buf || len > NVX_UVM_MAX_BULK)
+		return 2;
+	for (i = 0; i < n; i++) {
+		pattern(buf, len, i);
+		st = vm_recv(buf, len, NVX_UVM_MSGF_PUSH, NULL, &m);
+		if (st)
+			return fail("recv", i, st);
+	}
+	return 0;
+}
+
+static int t_vm_pull(void)
+{
+	unsigned long dst = arg(2, 0), n = arg(3, 1), len = arg(4, 64), i, k;
+	unsigned char *buf = xbuf(len, 37);
+	struct nvx_uvm_msg m;
+	int st;
+
+	if (!buf || len > NVX_UVM_MAX_BULK)
+		return 2;
+	for (i = 0; i < n; i++) {
+		memset(buf, 0, len);
+		st = vm_send(dst, NULL, buf, len, NVX_UVM_MSGF_PULL, &m);
+		if (st || m.bulk_len != len)
+			return fail_msg("send", i, &m);
+		for (k = 0; k < len; k++)
+			if (buf[k] != pat(k, i))
+				return fail("byte differs", i, k);
+	}
+	return 0;
+}
+
+static int t_vm_send(void)
+{
+	unsigned long len = arg(3, 0);
+	unsigned char *buf = xbuf(len, 37);
+	struct nvx_uvm_msg m;
+	int st;
+
+	if (!buf || len > NVX_UVM_MAX_BULK)
+		return 2;
+	pattern(buf, len, 0);
+	st = vm_send(arg(2, 0), NULL, buf, len, NVX_UVM_MSGF_PUSH, &m);
+	lstr("status ");
+	lnum(st);
+	lstr(" bulk ");
+	lnum(m.bulk_len);
+	lend(1);
+	return 0;
+}
+
+static int t_vm_recv1(void)
+{
+	unsigned char *buf = xbuf(NVX_UVM_MAX_BULK, 37);
+	struct nvx_uvm_msg m;
+	int st;
+
+	if (!buf)
+		return 2;
+	st = vm_recv(buf, NVX_UVM_MAX_BULK, NVX_UVM_MSGF_PULL, NULL, &m);
+	lstr("from ");
+	lnum(m.src_vm);
+	lstr(" bulk ");
+	lnum(m.bulk_len);
+	lstr(" status ");
+	lnum(st);
+	lend(1);
+	return 0;
+}
+
+/* one relay message to the system process: payload[0..3] = @op */
+static int relay(__u32 op, void *buf, unsigned int len, unsigned int dir,
+		 struct nvx_uvm_msg *m)
+{
+	__u8 pl[NVX_UVM_PAYLOAD] = { 0 };
+
+	memcpy(pl, &op, sizeof(op));
+	return vm_send(0, pl, buf, len, dir, m);
+}
+
+static int t_relay_ping(void)
+{
+	unsigned long n = arg(2, 1), len = arg(3, 64), i;
+	unsigned char *out = xbuf(len, 37), *in = xbuf(len, 1000);
+	unsigned long long ns = 0, t0;
+	struct nvx_uvm_msg m;
+	int st;
+
+	if (!out || !in || len > NVX_UVM_MAX_BULK)
+		return 2;
+	for (i = 0; i < n; i++) {
+		pattern(out, len, i);
+		memset(in, 0, len);
+		t0 = clock_ns();
+		st = relay(RELAY_SEND, out, len, NVX_UVM_MSGF_PUSH, &m);
+		if (st || m.bulk_len != len)
+			return fail_msg("send", i, &m);
+		st = relay(RELAY_RECV, in, len, NVX_UVM_MSGF_PULL, &m);
+		ns += clock_ns() - t0;
+		if (st || m.bulk_len != len)
+			return fail_msg("recv", i, &m);
+		if (memcmp(in, out, len))
+			return fail("echoed bytes differ", i, 0);
+	}
+	return round_trips("relay", n, len, ns);
+}
+
+static int t_relay_echo(void)
+{
+	unsigned char *buf = xbuf(NVX_UVM_MAX_BULK, 37);
+	unsigned long n = arg(2, 1), i;
+	struct nvx_uvm_msg in, out;
+	int st;
+
+	if (!buf)
+		return 2;
+	for (i = 0; i < n; i++) {
+		st = relay(RELAY_RECV, buf, NVX_UVM_MAX_BULK,
+			   NVX_UVM_MSGF_PULL, &in);
+		if (st || in.bulk_len > NVX_UVM_MAX_BULK)
+			return fail_msg("recv", i, &in);
+		st = relay(RELAY_SEND, buf, in.bulk_len, NVX_UVM_MSGF_PUSH,
+			   &out);
+		if (st || out.bulk_len != in.bulk_len)
+			return fail_msg("send", i, &out);
+	}
+	return 0;
+}
+
 static int print_usage(void)
 {
 	static const char *const u[] = {
-		"usage: test MODE [ARGS]\n",
+		"usage: test MODE [ARGS] (see test.c)\n",
 		"modes: ping N [W] | bulk SIZE OFF | seed | args | clock |\n",
 		"  spin | pushloop | wait | badport | badring | oversize |\n",
-		"  badaddr | badsg | badmsg | flood\n",
+		"  badaddr | badsg | badmsg | flood |\n",
+		"  open PATH [FLAGS] | openat DIRFD PATH [FLAGS [MODE]] |\n",
+		"  openlong N | opennonul | cat PATH | write PATH TEXT |\n",
+		"  pwrite PATH OFF TEXT | stat PATH | ls PATH |\n",
+		"  mkdir PATH [MODE] | rm PATH | rmdir PATH | mv OLD NEW |\n",
+		"  trunc PATH LEN | lseek PATH | fsync PATH | random N |\n",
+		"  fdops | sysfuzz | vm-echo N [MAXLEN] |\n",
+		"  vm-ping DST N LEN [SEGS] | vm-offer N LEN |\n",
+		"  vm-pull DST N LEN | vm-send DST [LEN] | vm-recv1 |\n",
+		"  relay-ping N LEN | relay-echo N |\n",
+		"  bench-pread PATH N LEN | deny N\n",
 	};
 	unsigned int i;
 
@@ -243,35 +924,107 @@ static int print_usage(void)
 	return 2;
 }
 
+static noreturn int test_spin(void)
+{
+	print("spinning\n");
+	for (;;)
+		cpu_relax();
+}
+
+/* @argc: the fewest arguments the mode needs, argv[0] and MODE included */
+/* "bench-pread PATH N LEN": N preads of LEN bytes at offset 0 */
+static int t_bench_pread(void)
+{
+	unsigned long n = arg(3, 1), len = arg(4, 4096), i;
+	unsigned char *buf = alloc(len ? len : 1, 64);
+	int fd = open(args[2], O_RDONLY, 0);
+
+	if (fd < 0 || !buf)
+		return 2;
+	for (i = 0; i < n; i++)
+		if (pread(fd, buf, len, 0) != (long)len)
+			return 1;
+	close(fd);
+	return 0;
+}
+
+/*
+ * "deny N": N messages of type NVX_UVM_MSG_GUEST_MAX, which no policy
+ * that names its types allows: each must complete with -EPERM.
+ */
+static int t_deny(void)
+{
+	unsigned long n = arg(2, 1), i;
+	struct nvx_uvm_msg m;
+
+	for (i = 0; i < n; i++) {
+		nvx_msg(&m, NVX_UVM_MSG_GUEST_MAX);
+		if (nvx_call(&m) != -EPERM)
+			return 1;
+	}
+	return 0;
+}
+
+static const struct mode {
+	const char *name;
+	int argc;
+	int (*fn)(void);
+} modes[] = {
+	{ "ping", 2, test_ping },
+	{ "bulk", 2, test_bulk },
+	{ "seed", 2, test_seed },
+	{ "args", 2, test_args },
+	{ "clock", 2, test_clock },
+	{ "spin", 2, test_spin },
+	{ "pushloop", 2, test_pushloop },
+	{ "wait", 2, test_wait },
+	{ "open", 3, t_open },
+	{ "openat", 4, t_openat },
+	{ "openlong", 3, t_openlong },
+	{ "opennonul", 2, t_opennonul },
+	{ "cat", 3, t_cat },
+	{ "write", 4, t_write },
+	{ "pwrite", 5, t_pwrite },
+	{ "stat", 3, t_stat },
+	{ "ls", 3, t_ls },
+	{ "mkdir", 3, t_mkdir },
+	{ "rm", 3, t_rm },
+	{ "rmdir", 3, t_rmdir },
+	{ "mv", 4, t_mv },
+	{ "trunc", 4, t_trunc },
+	{ "lseek", 3, t_lseek },
+	{ "fsync", 3, t_fsync },
+	{ "random", 3, t_random },
+	{ "fdops", 2, t_fdops },
+	{ "sysfuzz", 2, t_sysfuzz },
+	{ "vm-echo", 3, t_vm_echo },
+	{ "vm-ping", 5, t_vm_ping },
+	{ "vm-offer", 4, t_vm_offer },
+	{ "vm-pull", 5, t_vm_pull },
+	{ "vm-send", 3, t_vm_send },
+	{ "vm-recv1", 2, t_vm_recv1 },
+	{ "relay-ping", 4, t_relay_ping },
+	{ "relay-echo", 3, t_relay_echo },
+	{ "bench-pread", 5, t_bench_pread },
+	{ "deny", 3, t_deny },
+};
+
 int nvx_main(int argc, char **argv)
 {
-	const char *mode;
+	unsigned int i;
 	int ret;
 
 	args = argv;
 	nargs = argc;
 	if (argc < 2)
 		return print_usage();
-	mode = argv[1];
-	if (!strcmp(mode, "ping"))
-		return test_ping();
-	if (!strcmp(mode, "bulk"))
-		return test_bulk();
-	if (!strcmp(mode, "seed"))
-		return test_seed();
-	if (!strcmp(mode, "args"))
-		return test_args();
-	if (!strcmp(mode, "clock"))
-		return test_clock();
-	if (!strcmp(mode, "spin")) {
-		print("spinning\n");
-		for (;;)
-			cpu_relax();
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		if (strcmp(argv[1], modes[i].name))
+			continue;
+		if (argc < modes[i].argc)
+			return print_usage();
+		return modes[i].fn();
 	}
-	if (!strcmp(mode, "pushloop"))
-		return test_pushloop();
-	if (!strcmp(mode, "wait"))
-		return test_wait();
-	ret = test_bad(mode);
+	ret = test_bad(argv[1]);
 	return ret < 0 ? print_usage() : ret;
 }

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx user VMs: messages between the VMs of one endpoint, moved by the
+ * kernel, without the system process.
+ *
+ * A VM sends an IPC message whose dst names another VM of its endpoint;
+ * the other VM takes it with a RECV it posted. Both are requests of
+ * their guests, in flight within their credit, and both complete. The
+ * doorbell that takes either puts it on a list under ep->lock (a sender
+ * on its destination's inbox, a RECV on its own VM's recvs) and pairs
+ * the oldest of each there. A pair is then moved with no lock held:
+ * one copy from one grant to the other (the pages are the pool's,
+ * pinned and in the direct map; both channels are referenced, so both
+ * grants stay), then each side is completed under its own channel's
+ * lock, one after the other, never nested.
+ *
+ * A VM that goes takes its posted RECVs and its waiting messages with
+ * it, and the messages waiting for it complete with -ECONNRESET.
+ *
+ * Slot ownership: a WAIT slot belongs to ep->lock (lists, state), a
+ * MOVING slot to the one who paired it, and it becomes FREE again
+ * (nvx_uvm_slot_put()) under its channel's lock.
+ */
+#include <linux/highmem.h>
+#include <linux/list.h>
+
+#include "uvm.h"
+#include <trace/events/nvx_uvm.h>
+
+/* Pair @b's oldest waiting message with its oldest RECV while both exist. */
+static void nvx_uvm_v2v_match(struct nvx_uvm_chan *b, struct list_head *moves)
+{
+	struct nvx_uvm_slot *s, *r;
+
+	lockdep_assert_held(&b->ep->lock);
+	/* a stopped VM takes nothing: its messages bounce when it goes */
+	if (READ_ONCE(b->reason))
+		return;
+	while (!list_empty(&b->inbox) && !list_empty(&b->recvs)) {
+		s = list_first_entry(&b->inbox, struct nvx_uvm_slot, node);
+		r = list_first_entry(&b->recvs, struct nvx_uvm_slot, node);
+		list_del(&s->node);
+		list_del(&r->node);
+		s->state = NVX_UVM_SLOT_MOVING;
+		r->state = NVX_UVM_SLOT_MOVING;
+		s->mate = r;
+		kref_get(&s->ch->ref);
+		kref_get(&b->ref);
+		list_add_tail(&s->node, moves);
+	}
+}
+
+/**
+ * nvx_uvm_v2v_queue() - queue a checked VM-to-VM message or RECV
+ * @ch: its channel; ch->lock and ch->ep->lock held.
+ * @s: the slot (a RECV, or an IPC message with a dst), checked against
+ *	the policy.
+ * @moves: pairs that can move now are added here, for
+ *	nvx_uvm_v2v_run() once every lock is dropped.
+ *
+ * Return: 0, or the status to complete @s with: -ESRCH (no such VM on
+ * this endpoint) or -ECONNRESET (it is stopped).
+ */
+int nvx_uvm_v2v_queue(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s,
+		      struct list_head *moves)
+{
+	struct nvx_uvm_ep *ep = ch->ep;
+	struct nvx_uvm_chan *b = ch;
+
+	lockdep_assert_held(&ch->lock);
+	lockdep_assert_held(&ep->lock);
+	s->mate = NULL;
+	if (s->msg.type == NVX_UVM_MSG_RECV) {
+		list_add_tail(&s->node, &ch->recvs);
+	} else {
+		b = xa_load(&ep->vms, s->msg.dst);
+		if (!b || b->detached)
+			return -ESRCH;
+		if (READ_ONCE(b->reason))
+			return -ECONNRESET;
+		list_add_tail(&s->node, &b->inbox);
+	}
+	s->state = NVX_UVM_SLOT_WAIT;
+	nvx_uvm_v2v_match(b, moves);
+	return 0;
+}
+
+/**
+ * nvx_uvm_v2v_detach() - take a going VM out of VM-to-VM messaging
+ * @ch: its channel; ch->lock and ch->ep->lock held.
+ * @moves: the messages that waited for it are added here, to complete
+ *	with -ECONNRESET by nvx_uvm_v2v_run().
+ */
+void nvx_uvm_v2v_detach(struct nvx_uvm_chan *ch, struct list_head *moves)
+{
+	struct nvx_uvm_slot *s, *tmp;
+	u32 i;
+
+	lockdep_assert_held(&ch->lock);
+	lockdep_assert_held(&ch->ep->lock);
+	/* its own: RECVs posted, messages waiting on other inboxes */
+	for (i = 0; i < ch->cq_n; i++) {
+		s = &ch->slots[i];
+		if (s->state != NVX_UVM_SLOT_WAIT)
+			continue;
+		list_del(&s->node);
+		nvx_uvm_slot_put(ch, s);
+	}
+	/* the messages of others that wait for it */
+	list_for_each_entry_safe(s, tmp, &ch->inbox, node) {
+		list_del(&s->node);
+		s->state = NVX_UVM_SLOT_MOVING;
+		s->mate = NULL;
+		s->err = -ECONNRESET;
+		kref_get(&s->ch->ref);
+		list_add_tail(&s->node, moves);
+	}
+}
+
+/* Copy up to the shorter of two segment lists, from one grant to another. */
+static u32 nvx_uvm_g2g(struct nvx_uvm_chan *dch, const struct nvx_uvm_sg *dsg,
+		       u32 dnr, struct nvx_uvm_chan *sch,
+		       const struct nvx_uvm_sg *ssg, u32 snr)
+{
+	u32 di = 0, si = 0, doff = 0, soff = 0, done = 0;
+
+	while (di < dnr && si < snr) {
+		u64 dgpa = dsg[di].gpa + doff, sgpa = ssg[si].gpa + soff;
+		size_t n = min(dsg[di].len - doff, ssg[si].len - soff);
+		void *d, *src;
+
+		n = min3(n, PAGE_SIZE - offset_in_page(dgpa),
+			 PAGE_SIZE - offset_in_page(sgpa));
+		d = kmap_local_page(nvx_uvm_page(dch, dgpa));
+		src = kmap_local_page(nvx_uvm_page(sch, sgpa));
+		memcpy(d + offset_in_page(dgpa), src + offset_in_page(sgpa), n);
+		kunmap_local(src);
+		kunmap_local(d);
+		done += n;
+		doff += n;
+		soff += n;
+		if (doff == dsg[di].len) {
+			di++;
+			doff = 0;
+		}
+		if (soff == ssg[si].len) {
+			si++;
+			soff = 0;
+		}
+	}
+	return done;
+}
+
+/*
+ * Complete MOVING slot @s of @ch with @m, unless the VM stopped or went
+ * meanwhile; free the slot either way. Returns whether it completed.
+ */
+static bool nvx_uvm_v2v_complete(struct nvx_uvm_chan *ch,
+				 struct nvx_uvm_slot *s,
+				 const struct nvx_uvm_msg *m, u64 *count)
+{
+	bool done = false;
+
+	mutex_lock(&ch->lock);
+	if (!ch->reason && !ch->detached)
+		done = !nvx_uvm_cq_write(ch, m);
+	if (done && count)
+		(*count)++;
+	nvx_uvm_slot_put(ch, s);
+	mutex_unlock(&ch->lock);
+	return done;
+}
+
+/* Move one pair: sender slot @s, its mate the RECV. */
+static void nvx_uvm_v2v_move(struct nvx_uvm_slot *s)
+{
+	struct nvx_uvm_slot *r = s->mate;
+	struct nvx_uvm_chan *a = s->ch, *b = r->ch;
+	struct nvx_uvm_ep *ep = a->ep;
+	u32 moved = 0, sdir = s->msg.flags & NVX_UVM_MSGF_ALL;
+	u32 rdir = r->msg.flags & NVX_UVM_MSGF_ALL;
+	struct nvx_uvm_msg m;
+	bool delivered;
+
+	if (sdir == NVX_UVM_MSGF_PUSH && rdir == NVX_UVM_MSGF_PULL)
+		moved = nvx_uvm_g2g(b, r->sg, r->msg.sg_nr, a, s->sg,
+				    s->msg.sg_nr);
+	else if (sdir == NVX_UVM_MSGF_PULL && rdir == NVX_UVM_MSGF_PUSH)
+		moved = nvx_uvm_g2g(a, s->sg, s->msg.sg_nr, b, r->sg,
+				    r->msg.sg_nr);
+	trace_nvx_uvm_bulk(a->vm_id, true, moved);
+
+	/* the RECV: the sender's message */
+	nvx_uvm_cqe(&m, b, r, 0);
+	m.src_vm = a->vm_id;
+	m.src_tid = s->msg.src_tid;
+	m.dst = b->vm_id;
+	m.bulk_len = moved;
+	memcpy(m.payload, s->msg.payload, sizeof(m.payload));
+	delivered = nvx_uvm_v2v_complete(b, r, &m, &b->vm2vm_in);
+
+	/* the sender: the RECV's payload */
+	nvx_uvm_cqe(&m, a, s, delivered ? 0 : -ECONNRESET);
+	m.bulk_len = delivered ? moved : 0;
+	memcpy(m.payload, r->msg.payload, sizeof(m.payload));
+	nvx_uvm_v2v_complete(a, s, &m, delivered ? &a->vm2vm_out : NULL);
+
+	if (delivered) {
+		spin_lock(&ep->lock);
+		ep->vm2vm++;
+		ep->vm2vm_bytes += moved;
+		spin_unlock(&ep->lock);
+	}
+	nvx_uvm_chan_put(b);
+}
+
+/**
+ * nvx_uvm_v2v_run() - move and complete what nvx_uvm_v2v_queue() paired
+ * @moves: sender slots, MOVING, each holding a reference on its channel
+ *	(and on its mate's); no lock held.
+ */
+void nvx_uvm_v2v_run(struct list_head *moves)
+{
+	struct nvx_uvm_slot *s, *tmp;
+	struct nvx_uvm_chan *a;
+	struct nvx_uvm_msg m;
+
+	list_for_each_entry_safe(s, tmp, moves, node) {
+		list_del(&s->node);
+		a = s->ch;
+		if (s->mate) {
+			nvx_uvm_v2v_move(s);
+		} else {
+			nvx_uvm_cqe(&m, a, s, s->err);
+			nvx_uvm_v2v_complete(a, s, &m, NULL);
+		}
+		nvx_uvm_chan_put(a);
+	}
+}
