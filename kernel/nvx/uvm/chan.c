@@ -251,6 +251,23 @@ void nvx_uvm_fail(struct nvx_uvm_chan *ch, u32 reason, u64 detail)
 	kvm_vm_dead(ch->kvm);
 	nvx_uvm_unhalt_all(ch->kvm);
 	nvx_uvm_signal(ch);
+	/* messages of other VMs wait for it in vain: turn them away */
+	kref_get(&ch->ref);
+	if (!schedule_work(&ch->bounce))
+		nvx_uvm_chan_put(ch);
+}
+
+static void nvx_uvm_bounce_work(struct work_struct *work)
+{
+	struct nvx_uvm_chan *ch = container_of(work, struct nvx_uvm_chan,
+					       bounce);
+	LIST_HEAD(moves);
+
+	spin_lock(&ch->ep->lock);
+	nvx_uvm_v2v_bounce(ch, &moves);
+	spin_unlock(&ch->ep->lock);
+	nvx_uvm_v2v_run(&moves);
+	nvx_uvm_chan_put(ch);
 }
 
 /**
@@ -615,6 +632,9 @@ static int nvx_uvm_chan_release(struct inode *inode, struct file *file)
 	struct nvx_uvm_chan *ch = file->private_data;
 	LIST_HEAD(moves);
 
+	/* nothing stops a VM once it is detached: the detach bounces */
+	if (cancel_work_sync(&ch->bounce))
+		nvx_uvm_chan_put(ch);
 	/* first: no vCPU is inside the doorbell once this returns */
 	if (ch->registered) {
 		mutex_lock(&ch->kvm->slots_lock);
@@ -905,6 +925,7 @@ static int nvx_uvm_ioc_attach(struct nvx_ucmd *ucmd)
 	ch->slow = a->flags & NVX_UVM_ATTACH_SLOW;
 	INIT_LIST_HEAD(&ch->inbox);
 	INIT_LIST_HEAD(&ch->recvs);
+	INIT_WORK(&ch->bounce, nvx_uvm_bounce_work);
 
 	ch->grant = nvx_grant_fget(a->grant_fd, &ch->grant_file);
 	if (IS_ERR(ch->grant)) {

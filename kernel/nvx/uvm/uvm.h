@@ -15,6 +15,7 @@
 #include <linux/nvx_grant.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <kvm/iodev.h>
 #include <uapi/nvx/uvm.h>
@@ -127,6 +128,7 @@ struct nvx_uvm_chan {
 	u64 rate_tat;			/* the rate limit's next arrival, ns */
 	struct list_head inbox;		/* WAIT slots of senders, ep->lock */
 	struct list_head recvs;		/* its WAIT RECV slots, ep->lock */
+	struct work_struct bounce;	/* stopped: bounce its inbox */
 	u64 doorbells;
 	u64 msgs_in;
 	u64 msgs_out;
@@ -168,6 +170,7 @@ int nvx_uvm_ep_ioc_get_policy(struct nvx_ucmd *ucmd);
 int nvx_uvm_v2v_queue(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s,
 		      struct list_head *moves);
 void nvx_uvm_v2v_detach(struct nvx_uvm_chan *ch, struct list_head *moves);
+void nvx_uvm_v2v_bounce(struct nvx_uvm_chan *ch, struct list_head *moves);
 void nvx_uvm_v2v_run(struct list_head *moves);
 
 static inline struct page *nvx_uvm_page(struct nvx_uvm_chan *ch, u64 gpa)

@@ -15,7 +15,9 @@
  * lock, one after the other, never nested.
  *
  * A VM that goes takes its posted RECVs and its waiting messages with
- * it, and the messages waiting for it complete with -ECONNRESET.
+ * it, and the messages waiting for it complete with -ECONNRESET; so do
+ * they as soon as it is stopped (from a work item: a stop happens under
+ * its channel's lock, and completing a sender takes the sender's).
  *
  * Slot ownership: a WAIT slot belongs to ep->lock (lists, state), a
  * MOVING slot to the one who paired it, and it becomes FREE again
@@ -93,7 +95,7 @@ int nvx_uvm_v2v_queue(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s,
  */
 void nvx_uvm_v2v_detach(struct nvx_uvm_chan *ch, struct list_head *moves)
 {
-	struct nvx_uvm_slot *s, *tmp;
+	struct nvx_uvm_slot *s;
 	u32 i;
 
 	lockdep_assert_held(&ch->lock);
@@ -106,7 +108,20 @@ void nvx_uvm_v2v_detach(struct nvx_uvm_chan *ch, struct list_head *moves)
 		list_del(&s->node);
 		nvx_uvm_slot_put(ch, s);
 	}
-	/* the messages of others that wait for it */
+	nvx_uvm_v2v_bounce(ch, moves);
+}
+
+/**
+ * nvx_uvm_v2v_bounce() - turn away the messages that wait for a VM
+ * @ch: its channel, stopped or going; ch->ep->lock held.
+ * @moves: the messages are added here, to complete with -ECONNRESET
+ *	by nvx_uvm_v2v_run().
+ */
+void nvx_uvm_v2v_bounce(struct nvx_uvm_chan *ch, struct list_head *moves)
+{
+	struct nvx_uvm_slot *s, *tmp;
+
+	lockdep_assert_held(&ch->ep->lock);
 	list_for_each_entry_safe(s, tmp, &ch->inbox, node) {
 		list_del(&s->node);
 		s->state = NVX_UVM_SLOT_MOVING;

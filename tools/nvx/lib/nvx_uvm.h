@@ -129,6 +129,14 @@ int nvx_uvm_serve_msg(int ep_fd, struct nvx_uvm_serve *s,
 int nvx_uvm_recv(int ep_fd, struct nvx_uvm_serve *s,
 		 struct nvx_uvm_recv *r, uint32_t flags);
 
+/*
+ * The endpoint's message policy (NVX_UVM_EP_IOC_SET_POLICY and _GET_):
+ * @p->vm_id / @vm_id 0 for the endpoint's, else a VM's. Return 0 or
+ * -errno (-ENOTTY: a kernel without policies).
+ */
+int nvx_uvm_set_policy(int ep_fd, const struct nvx_uvm_policy *p);
+int nvx_uvm_get_policy(int ep_fd, uint32_t vm_id, struct nvx_uvm_policy *p);
+
 /* A guest image by path or name: see lib/uvm.c. */
 int nvx_uvm_find_image(const char *name, char *out, size_t n);
 

@@ -31,12 +31,22 @@
 const char *nvx_uvm_reason_name(unsigned int r)
 {
 	static const char *const names[] = {
-		"running", "detached", "bad-port", "bad-ring", "bad-message",
-		"bad-size", "bad-address", "flood", "endpoint-gone",
-		"shutdown", "vmm-error",
+		[NVX_UVM_RUNNING] = "running",
+		[NVX_UVM_DETACHED] = "detached",
+		[NVX_UVM_ERR_PORT] = "bad-port",
+		[NVX_UVM_ERR_RING] = "bad-ring",
+		[NVX_UVM_ERR_MSG] = "bad-message",
+		[NVX_UVM_ERR_SIZE] = "bad-size",
+		[NVX_UVM_ERR_ADDR] = "bad-address",
+		[NVX_UVM_ERR_FLOOD] = "flood",
+		[NVX_UVM_ERR_ENDPOINT] = "endpoint-gone",
+		[NVX_UVM_ERR_LIMIT] = "over-limit",
+		[NVX_UVM_ERR_SHUTDOWN] = "shutdown",
+		[NVX_UVM_ERR_VMM] = "vmm-error",
 	};
 
-	return r < NVX_UVM_ARRAY_SIZE(names) ? names[r] : "unknown";
+	return r < NVX_UVM_ARRAY_SIZE(names) && names[r] ? names[r] :
+							  "unknown";
 }
 
 /**
@@ -594,6 +604,41 @@ int nvx_uvm_recv(int ep_fd, struct nvx_uvm_serve *s,
 	r->buf = (uintptr_t)s->buf;
 	r->buf_len = NVX_UVM_MAX_BULK;
 	if (ioctl(ep_fd, NVX_UVM_EP_IOC_RECV, r) < 0)
+		return -errno;
+	return 0;
+}
+
+/**
+ * nvx_uvm_set_policy() - set an endpoint's message policy
+ * @ep_fd: the endpoint.
+ * @p: the policy (NVX_UVM_EP_IOC_SET_POLICY): @p->vm_id 0 for the
+ *	endpoint's, a VM's id for that VM's own.
+ *
+ * Return: 0 or -errno (-ENOTTY: a kernel without policies).
+ */
+int nvx_uvm_set_policy(int ep_fd, const struct nvx_uvm_policy *p)
+{
+	struct nvx_uvm_policy c = *p;
+
+	if (ioctl(ep_fd, NVX_UVM_EP_IOC_SET_POLICY, &c) < 0)
+		return -errno;
+	return 0;
+}
+
+/**
+ * nvx_uvm_get_policy() - read an endpoint's message policy
+ * @ep_fd: the endpoint.
+ * @vm_id: 0 for the endpoint's policy, a VM's id for the one it runs
+ *	under (NVX_UVM_POLICY_OWN set in @p->flags when it is its own).
+ * @p: filled in (NVX_UVM_EP_IOC_GET_POLICY).
+ *
+ * Return: 0 or -errno.
+ */
+int nvx_uvm_get_policy(int ep_fd, uint32_t vm_id, struct nvx_uvm_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->vm_id = vm_id;
+	if (ioctl(ep_fd, NVX_UVM_EP_IOC_GET_POLICY, p) < 0)
 		return -errno;
 	return 0;
 }

@@ -1,0 +1,1606 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvxtool: the reference system process of light user VMs.
+ *
+ * One process per tenant holds the tenant's endpoint (endpoint = tenant).
+ * The kernel checks every message against the endpoint's policy first;
+ * what reaches this process is served by one worker thread per guest
+ * thread, against one fd table per VM. The process confines itself
+ * before it serves anything: the tenant's root is the only directory it
+ * resolves paths in, it runs as the tenant's uid, and a seccomp filter
+ * allows only the system calls listed below.
+ *
+ * Documentation/nvx/uvm-sys.rst describes the calls, their checks and
+ * errnos, the confinement and the policy file.
+ */
+#include <assert.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/openat2.h>
+#include <pthread.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nvxtool.h"
+#include "nvx_uvm.h"
+#include "sys.h"
+
+#define NVX_SYS_MAX_WORKERS	256
+
+#define NVX_SYS_CALL(type)	(1ULL << (type))
+
+/* The default tenant's calls: the guest runtime's stdio, exit, clock, ipc. */
+#define NVX_SYS_CALLS_BASE						\
+	(NVX_SYS_CALL(NVX_UVM_MSG_IPC) | NVX_SYS_CALL(NVX_UVM_MSG_WRITE) |	\
+	 NVX_SYS_CALL(NVX_UVM_MSG_READ) | NVX_SYS_CALL(NVX_UVM_MSG_EXIT) |	\
+	 NVX_SYS_CALL(NVX_UVM_MSG_CLOCK))
+
+/* --root DIR: the base, getrandom and the read-only file calls. */
+#define NVX_SYS_CALLS_RDONLY						\
+	(NVX_SYS_CALLS_BASE | NVX_SYS_CALL(NVX_UVM_MSG_GETRANDOM) |		\
+	 NVX_SYS_CALL(NVX_UVM_MSG_OPENAT) | NVX_SYS_CALL(NVX_UVM_MSG_CLOSE) |	\
+	 NVX_SYS_CALL(NVX_UVM_MSG_PREAD) | NVX_SYS_CALL(NVX_UVM_MSG_LSEEK) |	\
+	 NVX_SYS_CALL(NVX_UVM_MSG_FSTAT) | NVX_SYS_CALL(NVX_UVM_MSG_GETDENTS))
+
+/* The calls that resolve a path, and need a root. */
+#define NVX_SYS_CALLS_PATH						\
+	(NVX_SYS_CALL(NVX_UVM_MSG_OPENAT) | NVX_SYS_CALL(NVX_UVM_MSG_MKDIR) |	\
+	 NVX_SYS_CALL(NVX_UVM_MSG_UNLINK) | NVX_SYS_CALL(NVX_UVM_MSG_RENAME))
+
+/* The O_* flags a guest may pass to OPENAT; O_CLOEXEC is always added. */
+#define NVX_SYS_O_FLAGS		(O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | \
+				 O_APPEND | O_DIRECTORY | O_NOFOLLOW)
+
+/* Every path is resolved beneath its directory, and so beneath the root. */
+#define NVX_SYS_RESOLVE		(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)
+
+static void __printf(1, 2) nvx_sys_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", nvx_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ------------------------------------------------------ fd tables --- */
+
+enum {
+	NVX_SYS_F_IN	= 0x1,	/* the process's stdin: READ */
+	NVX_SYS_F_OUT	= 0x2,	/* its stdout or stderr: WRITE */
+	NVX_SYS_F_FILE	= 0x4,	/* a file or directory the guest opened */
+	NVX_SYS_F_ANY	= 0x7,
+};
+
+/**
+ * struct nvx_sys_file - what a guest fd stands for
+ * @fd: the host fd.
+ * @kind: NVX_SYS_F_*.
+ * @refs: NVX_SYS_F_FILE only: one for the table, one per call using it,
+ *	under the VM's mutex; the last one closes @fd. A CLOSE takes the
+ *	file out of the table at once, a call still using it finishes.
+ */
+struct nvx_sys_file {
+	int fd;
+	unsigned int kind;
+	unsigned int refs;
+};
+
+/* Guest fds 0, 1, 2 of every VM; never closed (CLOSE unlinks them). */
+static struct nvx_sys_file nvx_sys_stdio[3] = {
+	{ .fd = 0, .kind = NVX_SYS_F_IN },
+	{ .fd = 1, .kind = NVX_SYS_F_OUT },
+	{ .fd = 2, .kind = NVX_SYS_F_OUT },
+};
+
+/* A slot an OPENAT has taken and not filled yet: not an open fd. */
+static struct nvx_sys_file nvx_sys_reserved;
+
+/**
+ * struct nvx_sys_vm - one VM's fd table
+ * @next: the dispatcher's list of VMs (only it walks the list).
+ * @id: the VM's id in the endpoint.
+ * @refs: one while the VM lives (dropped at its VM_GONE notice), one per
+ *	request queued or being served (atomic).
+ * @mu: guards @files and the files' @refs: the VM's guest threads are
+ *	served by several workers at once.
+ * @files: guest fd -> file; NULL when not open.
+ */
+struct nvx_sys_vm {
+	struct nvx_sys_vm *next;
+	uint32_t id;
+	unsigned int refs;
+	pthread_mutex_t mu;
+	struct nvx_sys_file *files[NVX_SYS_MAX_FDS];
+};
+
+/* The file of guest fd @fd if it is one of @kinds, with a reference. */
+static struct nvx_sys_file *nvx_sys_fget(struct nvx_sys_vm *vm, int fd,
+					 unsigned int kinds)
+{
+	struct nvx_sys_file *f;
+
+	if (fd < 0 || fd >= NVX_SYS_MAX_FDS)
+		return NULL;
+	pthread_mutex_lock(&vm->mu);
+	f = vm->files[fd];
+	if (f == &nvx_sys_reserved || (f && !(f->kind & kinds)))
+		f = NULL;
+	if (f && f->kind == NVX_SYS_F_FILE)
+		f->refs++;
+	pthread_mutex_unlock(&vm->mu);
+	return f;
+}
+
+static void nvx_sys_fput(struct nvx_sys_vm *vm, struct nvx_sys_file *f)
+{
+	bool last;
+
+	if (!f || f->kind != NVX_SYS_F_FILE)
+		return;
+	pthread_mutex_lock(&vm->mu);
+	last = !--f->refs;
+	pthread_mutex_unlock(&vm->mu);
+	if (last) {
+		close(f->fd);
+		free(f);
+	}
+}
+
+/* Take the lowest free guest fd from 3 for an OPENAT: the fd or -EMFILE. */
+static int nvx_sys_fd_reserve(struct nvx_sys_vm *vm)
+{
+	int fd;
+
+	pthread_mutex_lock(&vm->mu);
+	for (fd = 3; fd < NVX_SYS_MAX_FDS; fd++) {
+		if (!vm->files[fd]) {
+			vm->files[fd] = &nvx_sys_reserved;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&vm->mu);
+	return fd < NVX_SYS_MAX_FDS ? fd : -EMFILE;
+}
+
+/* Fill a reserved guest fd with @f, or give it back (@f NULL). */
+static void nvx_sys_fd_install(struct nvx_sys_vm *vm, int fd,
+			       struct nvx_sys_file *f)
+{
+	pthread_mutex_lock(&vm->mu);
+	vm->files[fd] = f;
+	pthread_mutex_unlock(&vm->mu);
+}
+
+static struct nvx_sys_vm *nvx_sys_vm_new(uint32_t id)
+{
+	struct nvx_sys_vm *vm = calloc(1, sizeof(*vm));
+	unsigned int i;
+
+	if (!vm)
+		return NULL;
+	vm->id = id;
+	vm->refs = 1;
+	pthread_mutex_init(&vm->mu, NULL);
+	for (i = 0; i < 3; i++)
+		vm->files[i] = &nvx_sys_stdio[i];
+	return vm;
+}
+
+/* The last reference closes every file the VM left open. */
+static void nvx_sys_vm_put(struct nvx_sys_vm *vm)
+{
+	unsigned int i;
+
+	if (__atomic_sub_fetch(&vm->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	for (i = 0; i < NVX_SYS_MAX_FDS; i++)
+		nvx_sys_fput(vm, vm->files[i]);
+	pthread_mutex_destroy(&vm->mu);
+	free(vm);
+}
+
+/* -------------------------------------------------- the process --- */
+
+struct nvx_sys_item {
+	struct nvx_sys_item *next;
+	struct nvx_uvm_recv r;
+	struct nvx_sys_vm *vm;
+	char *buf;		/* NVX_UVM_MAX_BULK bytes */
+};
+
+struct nvx_sys_worker {
+	uint64_t key;		/* vm id << 32 | guest thread */
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct nvx_sys_item *head, *tail;
+	bool retire;		/* its VM is gone: end when the queue is empty */
+	struct nvx_sys *sys;
+};
+
+struct nvx_sys {
+	int ep_fd;
+	int root_fd;			/* O_PATH; -1: no root */
+	uint64_t calls;			/* the tenant's */
+	unsigned int open;
+	struct nvx_sys_vm *vms;		/* the dispatcher's */
+	struct nvx_sys_worker *workers[NVX_SYS_MAX_WORKERS];
+	unsigned int nr_workers;
+	pthread_mutex_t buf_mu;
+	struct nvx_sys_item *free;	/* items with their buffers */
+};
+
+/* --------------------------------------------- the forwarded calls --- */
+
+/**
+ * struct nvx_sys_call - one request being served
+ * @sys: the process.
+ * @vm: the VM's fd table.
+ * @type: the message type.
+ * @fc: the payload as a file call; @fc.ret is the completion's.
+ * @payload: the completion's payload, for calls that are not file calls.
+ * @buf: the PUSH data (the path of a path call; may be changed), then
+ *	the PULL data.
+ * @push_len: bytes the guest pushed (RECV's data_len); 0 without PUSH.
+ * @in_len: of those, the bytes at @buf.
+ * @room: bytes the guest's PULL segments hold; 0 without PULL.
+ * @out: the reply's data (@buf unless a call points it elsewhere).
+ * @out_len: its bytes, at most @room.
+ * @st: FSTAT's reply.
+ */
+struct nvx_sys_call {
+	struct nvx_sys *sys;
+	struct nvx_sys_vm *vm;
+	unsigned int type;
+	struct nvx_uvm_fcall fc;
+	uint8_t payload[NVX_UVM_PAYLOAD];
+	char *buf;
+	uint32_t push_len;
+	uint32_t in_len;
+	uint32_t room;
+	void *out;
+	uint32_t out_len;
+	struct nvx_uvm_stat st;
+};
+
+static_assert(sizeof(struct nvx_uvm_fcall) <= NVX_UVM_PAYLOAD,
+	      "a file call fits the payload");
+
+static int nvx_sys_openat2(int dirfd, const char *path, uint64_t flags,
+			   uint64_t mode)
+{
+	struct open_how how = {
+		.flags = flags | O_CLOEXEC,
+		.mode = mode,
+		.resolve = NVX_SYS_RESOLVE,
+	};
+	int fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* Write all of @len bytes, at @off (pwrite) or, when it is -1, at the end. */
+static int nvx_sys_write_all(int fd, const char *buf, size_t len, off_t off)
+{
+	ssize_t n;
+
+	while (len) {
+		n = off < 0 ? write(fd, buf, len) : pwrite(fd, buf, len, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		buf += n;
+		len -= n;
+		if (off >= 0)
+			off += n;
+	}
+	return 0;
+}
+
+/* @c's PUSH data as a path: at most NVX_UVM_PATH_MAX bytes, with a NUL. */
+static int nvx_sys_path(struct nvx_sys_call *c, char **path)
+{
+	if (c->push_len > NVX_UVM_PATH_MAX)
+		return -ENAMETOOLONG;
+	if (!memchr(c->buf, 0, c->in_len))
+		return -EINVAL;
+	*path = c->buf;
+	return 0;
+}
+
+/*
+ * The host directory a path call resolves in: the root for
+ * NVX_UVM_FD_ROOT, else guest fd @fd of this VM (*@f holds it; put it
+ * with nvx_sys_fput()). Whether it is a directory, openat2() says.
+ */
+static int nvx_sys_dir(struct nvx_sys_call *c, int fd, struct nvx_sys_file **f)
+{
+	*f = NULL;
+	if (fd == NVX_UVM_FD_ROOT)
+		return c->sys->root_fd >= 0 ? c->sys->root_fd : -EPERM;
+	*f = nvx_sys_fget(c->vm, fd, NVX_SYS_F_FILE);
+	return *f ? (*f)->fd : -EBADF;
+}
+
+/*
+ * For MKDIR, UNLINK and RENAME, which have no openat2() form: open the
+ * parent of @path beneath guest directory @dfd (O_PATH) and point *@last
+ * at the last component, which must be a plain name. Trailing slashes
+ * are dropped. Return: the parent's fd (close it) or -errno.
+ */
+static int nvx_sys_parent(struct nvx_sys_call *c, int dfd, char *path,
+			  const char **last)
+{
+	struct nvx_sys_file *f;
+	size_t n = strlen(path);
+	const char *dir = ".";
+	char *slash;
+	int dirfd, fd;
+
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = 0;
+	slash = strrchr(path, '/');
+	*last = path;
+	if (slash) {
+		*slash = 0;
+		dir = slash == path ? "/" : path;
+		*last = slash + 1;
+	}
+	dirfd = nvx_sys_dir(c, dfd, &f);
+	if (dirfd < 0)
+		return dirfd;
+	fd = nvx_sys_openat2(dirfd, dir, O_PATH | O_DIRECTORY, 0);
+	nvx_sys_fput(c->vm, f);
+	if (fd < 0)
+		return fd;
+	if (!**last || !strcmp(*last, ".") || !strcmp(*last, "..")) {
+		close(fd);
+		return **last ? -EINVAL : -ENOENT;
+	}
+	return fd;
+}
+
+static int nvx_sys_ipc(struct nvx_sys_call *c)
+{
+	uint64_t v;
+
+	/* a ping service: the request's payload[0..7] plus one */
+	memcpy(&v, c->payload, sizeof(v));
+	v++;
+	memcpy(c->payload, &v, sizeof(v));
+	memset(c->payload + sizeof(v), 0, sizeof(c->payload) - sizeof(v));
+	return 0;
+}
+
+static int nvx_sys_write(struct nvx_sys_call *c)
+{
+	struct nvx_sys_file *f;
+	int ret;
+
+	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_OUT | NVX_SYS_F_FILE);
+	if (!f)
+		return -EBADF;
+	ret = nvx_sys_write_all(f->fd, c->buf, c->in_len, -1);
+	nvx_sys_fput(c->vm, f);
+	return ret;
+}
+
+static int nvx_sys_read(struct nvx_sys_call *c)
+{
+	struct nvx_sys_file *f;
+	ssize_t n;
+
+	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_IN | NVX_SYS_F_FILE);
+	if (!f)
+		return -EBADF;
+	n = read(f->fd, c->buf, c->room);
+	nvx_sys_fput(c->vm, f);
+	if (n < 0)
+		return -errno;
+	c->out_len = n;
+	return 0;
+}
+
+static int nvx_sys_exit(struct nvx_sys_call *c)
+{
+	memset(c->payload, 0, sizeof(c->payload));
+	return 0;
+}
+
+static int nvx_sys_clock(struct nvx_sys_call *c)
+{
+	struct timespec ts;
+	uint64_t v;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	v = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	memset(c->payload, 0, sizeof(c->payload));
+	memcpy(c->payload, &v, sizeof(v));
+	return 0;
+}
+
+static int nvx_sys_open(struct nvx_sys_call *c)
+{
+	uint32_t fl = c->fc.flags, acc = fl & O_ACCMODE;
+	unsigned int may = c->sys->open;
+	struct nvx_sys_file *f, *dir;
+	int dirfd, gfd, fd, ret;
+	char *path;
+
+	if ((fl & ~NVX_SYS_O_FLAGS) || acc == O_ACCMODE)
+		return -EINVAL;
+	if ((acc != O_WRONLY && !(may & NVX_SYS_OPEN_READ)) ||
+	    ((acc != O_RDONLY || (fl & (O_TRUNC | O_APPEND))) &&
+	     !(may & NVX_SYS_OPEN_WRITE)) ||
+	    ((fl & O_CREAT) && !(may & NVX_SYS_OPEN_CREATE)))
+		return -EPERM;
+	ret = nvx_sys_path(c, &path);
+	if (ret)
+		return ret;
+	f = malloc(sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	gfd = nvx_sys_fd_reserve(c->vm);
+	if (gfd < 0) {
+		free(f);
+		return gfd;
+	}
+	dirfd = nvx_sys_dir(c, c->fc.fd, &dir);
+	fd = dirfd;
+	if (dirfd >= 0)
+		fd = nvx_sys_openat2(dirfd, path, fl,
+				     fl & O_CREAT ? c->fc.arg & 0777 : 0);
+	nvx_sys_fput(c->vm, dir);
+	if (fd < 0) {
+		nvx_sys_fd_install(c->vm, gfd, NULL);
+		free(f);
+		return fd;
+	}
+	f->fd = fd;
+	f->kind = NVX_SYS_F_FILE;
+	f->refs = 1;
+	nvx_sys_fd_install(c->vm, gfd, f);
+	c->fc.ret = gfd;
+	return 0;
+}
+
+static int nvx_sys_close(struct nvx_sys_call *c)
+{
+	struct nvx_sys_vm *vm = c->vm;
+	struct nvx_sys_file *f = NULL;
+	int fd = c->fc.fd;
+
+	if (fd < 0 || fd >= NVX_SYS_MAX_FDS)
+		return -EBADF;
+	pthread_mutex_lock(&vm->mu);
+	if (vm->files[fd] != &nvx_sys_reserved) {
+		f = vm->files[fd];
+		vm->files[fd] = NULL;
+	}
+	pthread_mutex_unlock(&vm->mu);
+	if (!f)
+		return -EBADF;
+	/* the host's stdio stays open; a file closes with its last user */
+	nvx_sys_fput(vm, f);
+	return 0;
+}
+
+static int nvx_sys_pread(struct nvx_sys_call *c)
+{
+	struct nvx_sys_file *f;
+	ssize_t n;
+
+	if ((int64_t)c->fc.arg < 0)
+		return -EINVAL;
+	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_FILE);
+	if (!f)
+		return -EBADF;
+	n = pread(f->fd, c->buf, c->room, c->fc.arg);
+	nvx_sys_fput(c->vm, f);
+	if (n < 0)
+		return -errno;
+	c->out_len = n;
+	return 0;
+}
+
+static int nvx_sys_pwrite(struct nvx_sys_call *c)
+{
+	struct nvx_sys_file *f;
+	int ret;
+
+	if ((int64_t)c->fc.arg < 0)
+		return -EINVAL;
+	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_FILE);
+	if (!f)
+		return -EBADF;
+	ret = nvx_sys_write_all(f->fd, c->buf, c->in_len, c->fc.arg);
+	nvx_sys_fput(c->vm, f);
+	return ret;
+}
+
+static int nvx_sys_lseek(struct nvx_sys_call *c)
+{
+	struct nvx_sys_file *f;
+	off_t off;
+
+	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_FILE);
+	if (!f)
+		return -EBADF;
+	off = lseek(f->fd, (off_t)c->fc.arg, (int)c->fc.flags);
+	nvx_sys_fput(c->vm, f);
+	if (off < 0)
+		return -errno;
+	c->fc.ret = off;
+	return 0;
+}
+
+static int nvx_sys_fstat(struct nvx_sys_call *c)
+{
+	struct nvx_sys_file *f;
+	struct stat st;
+	int ret;
+
+	if (c->room < sizeof(c->st))
+		return -EINVAL;
+	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_FILE);
+	if (!f)
+		return -EBADF;
+	ret = fstat(f->fd, &st) ? -errno : 0;
+	nvx_sys_fput(c->vm, f);
+	if (ret)
+		return ret;
+	c->st.ino = st.st_ino;
+	c->st.size = st.st_size;
+	c->st.blocks = st.st_blocks;
+	c->st.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
+			 st.st_mtim.tv_nsec;
+	c->st.mode = st.st_mode;
+	c->st.nlink = st.st_nlink;
+	c->out = &c->st;
+	c->out_len = sizeof(c->st);
+	return 0;
+}
+
+static int nvx_sys_getdents(struct nvx_sys_call *c)
+{
+	struct nvx_sys_file *f;
+	ssize_t n;
+
+	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_FILE);
+	if (!f)
+		return -EBADF;
+	n = getdents64(f->fd, c->buf, c->room);
+	nvx_sys_fput(c->vm, f);
+	if (n < 0)
+		return -errno;
+	c->out_len = n;
+	return 0;
+}
+
+static int nvx_sys_mkdir(struct nvx_sys_call *c)
+{
+	const char *last;
+	char *path;
+	int ret, fd;
+
+	ret = nvx_sys_path(c, &path);
+	if (ret)
+		return ret;
+	fd = nvx_sys_parent(c, c->fc.fd, path, &last);
+	if (fd < 0)
+		return fd;
+	ret = mkdirat(fd, last, c->fc.arg & 0777) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static int nvx_sys_unlink(struct nvx_sys_call *c)
+{
+	const char *last;
+	char *path;
+	int ret, fd;
+
+	if (c->fc.flags & ~AT_REMOVEDIR)
+		return -EINVAL;
+	ret = nvx_sys_path(c, &path);
+	if (ret)
+		return ret;
+	fd = nvx_sys_parent(c, c->fc.fd, path, &last);
+	if (fd < 0)
+		return fd;
+	ret = unlinkat(fd, last, c->fc.flags) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static int nvx_sys_rename(struct nvx_sys_call *c)
+{
+	const char *olast, *nlast;
+	char *old = c->buf, *new;
+	int ofd, nfd, ret;
+	size_t olen;
+
+	/* exactly "old\0new\0", each a path */
+	if (c->push_len > 2 * NVX_UVM_PATH_MAX)
+		return -ENAMETOOLONG;
+	if (!c->in_len || c->buf[c->in_len - 1] ||
+	    !memchr(c->buf, 0, c->in_len - 1))
+		return -EINVAL;
+	olen = strlen(old) + 1;
+	new = old + olen;
+	if (strlen(new) + 1 != c->in_len - olen)
+		return -EINVAL;
+	if (olen > NVX_UVM_PATH_MAX || c->in_len - olen > NVX_UVM_PATH_MAX)
+		return -ENAMETOOLONG;
+	ofd = nvx_sys_parent(c, c->fc.fd, old, &olast);
+	if (ofd < 0)
+		return ofd;
+	nfd = nvx_sys_parent(c, (int32_t)c->fc.flags, new, &nlast);
+	if (nfd < 0) {
+		close(ofd);
+		return nfd;
+	}
+	/* glibc's renameat2() with flags 0 is renameat(): one call less */
+	ret = syscall(SYS_renameat2, ofd, olast, nfd, nlast, 0) ? -errno : 0;
+	close(nfd);
+	close(ofd);
+	return ret;
+}
+
+static int nvx_sys_ftruncate(struct nvx_sys_call *c)
+{
+	struct nvx_sys_file *f;
+	int ret;
+
+	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_FILE);
+	if (!f)
+		return -EBADF;
+	ret = ftruncate(f->fd, (off_t)c->fc.arg) ? -errno : 0;
+	nvx_sys_fput(c->vm, f);
+	return ret;
+}
+
+static int nvx_sys_fsync(struct nvx_sys_call *c)
+{
+	struct nvx_sys_file *f;
+	int ret;
+
+	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_FILE);
+	if (!f)
+		return -EBADF;
+	ret = fsync(f->fd) ? -errno : 0;
+	nvx_sys_fput(c->vm, f);
+	return ret;
+}
+
+static int nvx_sys_getrandom(struct nvx_sys_call *c)
+{
+	uint32_t done = 0;
+	ssize_t n;
+
+	while (done < c->room) {
+		n = getrandom(c->buf + done, c->room - done, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += n;
+	}
+	c->out_len = done;
+	return 0;
+}
+
+/**
+ * struct nvx_sys_op - a message type of the system process
+ * @name: its name in the policy file's ``calls``.
+ * @fn: serves it: 0 or a negative errno, the completion's status; NULL
+ *	for a type the kernel serves (RECV).
+ * @fcall: its payload is a struct nvx_uvm_fcall.
+ */
+struct nvx_sys_op {
+	const char *name;
+	int (*fn)(struct nvx_sys_call *c);
+	bool fcall;
+};
+
+static const struct nvx_sys_op nvx_sys_ops[] = {
+	[NVX_UVM_MSG_IPC]	= { "ipc", nvx_sys_ipc, false },
+	[NVX_UVM_MSG_WRITE]	= { "write", nvx_sys_write, true },
+	[NVX_UVM_MSG_READ]	= { "read", nvx_sys_read, true },
+	[NVX_UVM_MSG_EXIT]	= { "exit", nvx_sys_exit, false },
+	[NVX_UVM_MSG_CLOCK]	= { "clock", nvx_sys_clock, false },
+	[NVX_UVM_MSG_RECV]	= { "recv", NULL, false },
+	[NVX_UVM_MSG_OPENAT]	= { "openat", nvx_sys_open, true },
+	[NVX_UVM_MSG_CLOSE]	= { "close", nvx_sys_close, true },
+	[NVX_UVM_MSG_PREAD]	= { "pread", nvx_sys_pread, true },
+	[NVX_UVM_MSG_PWRITE]	= { "pwrite", nvx_sys_pwrite, true },
+	[NVX_UVM_MSG_LSEEK]	= { "lseek", nvx_sys_lseek, true },
+	[NVX_UVM_MSG_FSTAT]	= { "fstat", nvx_sys_fstat, true },
+	[NVX_UVM_MSG_GETDENTS]	= { "getdents", nvx_sys_getdents, true },
+	[NVX_UVM_MSG_MKDIR]	= { "mkdir", nvx_sys_mkdir, true },
+	[NVX_UVM_MSG_UNLINK]	= { "unlink", nvx_sys_unlink, true },
+	[NVX_UVM_MSG_RENAME]	= { "rename", nvx_sys_rename, true },
+	[NVX_UVM_MSG_FTRUNCATE]	= { "ftruncate", nvx_sys_ftruncate, true },
+	[NVX_UVM_MSG_FSYNC]	= { "fsync", nvx_sys_fsync, true },
+	[NVX_UVM_MSG_GETRANDOM]	= { "getrandom", nvx_sys_getrandom, true },
+};
+
+/* Serve one request and reply to it. */
+static void nvx_sys_serve_one(struct nvx_sys *sys, struct nvx_sys_item *it)
+{
+	const struct nvx_uvm_msg *m = &it->r.msg;
+	const struct nvx_sys_op *op = NULL;
+	struct nvx_sys_call c = {
+		.sys = sys, .vm = it->vm, .type = m->type, .buf = it->buf,
+		.out = it->buf,
+	};
+	struct nvx_uvm_reply rep = { .cookie = it->r.cookie };
+	int ret;
+
+	if (m->flags & NVX_UVM_MSGF_PUSH) {
+		c.push_len = it->r.data_len;
+		c.in_len = it->r.data_len < it->r.buf_len ? it->r.data_len :
+							      it->r.buf_len;
+	}
+	if (m->flags & NVX_UVM_MSGF_PULL)
+		c.room = it->r.data_len < NVX_UVM_MAX_BULK ? it->r.data_len :
+							     NVX_UVM_MAX_BULK;
+	memcpy(&c.fc, m->payload, sizeof(c.fc));
+	c.fc.ret = 0;
+	memcpy(c.payload, m->payload, sizeof(c.payload));
+	if (c.type < NVX_ARRAY_SIZE(nvx_sys_ops))
+		op = &nvx_sys_ops[c.type];
+
+	/* the kernel checked the policy already; check it again */
+	if (c.type > NVX_UVM_MSG_GUEST_MAX ||
+	    !(sys->calls & NVX_SYS_CALL(c.type)))
+		ret = -EPERM;
+	else if (!op || !op->fn)
+		ret = -EOPNOTSUPP;
+	else
+		ret = op->fn(&c);
+
+	rep.msg.type = c.type;
+	rep.msg.status = ret;
+	if (op && op->fn && op->fcall)
+		memcpy(rep.msg.payload, &c.fc, sizeof(c.fc));
+	else if (!ret)
+		memcpy(rep.msg.payload, c.payload, sizeof(c.payload));
+	if (!ret && c.out_len) {
+		rep.buf = (uintptr_t)c.out;
+		rep.buf_len = c.out_len;
+	}
+	/* -ESRCH: the VM went away meanwhile; its notice follows */
+	if (ioctl(sys->ep_fd, NVX_UVM_EP_IOC_REPLY, &rep) < 0 &&
+	    errno != ESRCH)
+		nvx_warn("sys: reply to vm %u: %s", m->src_vm, strerror(errno));
+}
+
+/* ------------------------------------------------------- tenants --- */
+
+void nvx_sys_tenant_default(struct nvx_sys_tenant *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->uid = -1;
+	t->gid = -1;
+	t->calls = NVX_SYS_CALLS_BASE;
+}
+
+int nvx_sys_tenant_root(struct nvx_sys_tenant *t, const char *dir)
+{
+	nvx_sys_tenant_default(t);
+	if (snprintf(t->root, sizeof(t->root), "%s", dir) >=
+	    (int)sizeof(t->root))
+		return -ENAMETOOLONG;
+	t->calls = NVX_SYS_CALLS_RDONLY;
+	t->open = NVX_SYS_OPEN_READ;
+	return 0;
+}
+
+void nvx_sys_tenant_policy(const struct nvx_sys_tenant *t,
+			   struct nvx_uvm_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->flags = (t->vm2vm ? NVX_UVM_POLICY_VM2VM : 0) |
+		   (t->stop ? NVX_UVM_POLICY_STOP : 0);
+	p->vm_id = 0;
+	p->allow = t->calls;
+	p->max_bulk = t->max_bulk;
+	p->max_in_flight = t->max_in_flight;
+	p->rate = t->rate;
+	p->burst = t->burst;
+}
+
+int nvx_sys_apply_policy(int ep_fd, const struct nvx_sys_tenant *t,
+			 bool verbose)
+{
+	struct nvx_uvm_policy p;
+	int ret;
+
+	nvx_sys_tenant_policy(t, &p);
+	ret = nvx_uvm_set_policy(ep_fd, &p);
+	if (ret) {
+		nvx_err("sys: NVX_UVM_EP_IOC_SET_POLICY: %s%s", strerror(-ret),
+			ret == -ENOTTY ? " (a kernel without uvm policies)" :
+					 "");
+		return NVX_EXIT_FAIL;
+	}
+	if (!verbose)
+		return NVX_EXIT_OK;
+	ret = nvx_uvm_get_policy(ep_fd, 0, &p);
+	if (ret) {
+		nvx_err("sys: NVX_UVM_EP_IOC_GET_POLICY: %s", strerror(-ret));
+		return NVX_EXIT_FAIL;
+	}
+	nvx_sys_info("sys: policy: allow %#llx, flags %#x, max_bulk %u, max_in_flight %u, rate %u, burst %u",
+		     (unsigned long long)p.allow, p.flags, p.max_bulk,
+		     p.max_in_flight, p.rate, p.burst);
+	return NVX_EXIT_OK;
+}
+
+/* ------------------------------------------------ the policy file --- */
+
+enum {
+	NVX_SYS_K_ROOT, NVX_SYS_K_UID, NVX_SYS_K_GID, NVX_SYS_K_CALLS,
+	NVX_SYS_K_OPEN, NVX_SYS_K_VM2VM, NVX_SYS_K_MAX_BULK,
+	NVX_SYS_K_MAX_IN_FLIGHT, NVX_SYS_K_RATE, NVX_SYS_K_BURST,
+	NVX_SYS_K_STOP, NVX_SYS_NR_KEYS
+};
+
+static const char *const nvx_sys_keys[NVX_SYS_NR_KEYS] = {
+	"root", "uid", "gid", "calls", "open", "vm2vm", "max_bulk",
+	"max_in_flight", "rate", "burst", "stop_on_limit",
+};
+
+static const char *const nvx_sys_open_words[] = { "read", "write", "create" };
+
+/**
+ * struct nvx_sys_parser - reading a policy file
+ * @file: its name, for messages.
+ * @line: the line being read.
+ * @want: the tenant asked for.
+ * @found: it was read, into @out.
+ * @out: where it goes.
+ * @cur: the tenant of the section being read.
+ * @cur_line: the line of its header; 0 before the first section.
+ * @seen: the keys of @cur so far, bit NVX_SYS_K_*.
+ * @names: the tenants read so far, @nr_names of them.
+ * @nr_names: see @names.
+ */
+struct nvx_sys_parser {
+	const char *file;
+	unsigned int line;
+	const char *want;
+	bool found;
+	struct nvx_sys_tenant *out;
+	struct nvx_sys_tenant cur;
+	unsigned int cur_line;
+	unsigned int seen;
+	char (*names)[NVX_SYS_NAME_MAX + 1];
+	unsigned int nr_names;
+};
+
+/* Report a malformed file at line @line: NVX_EXIT_USAGE. */
+static int __printf(3, 4) nvx_sys_perr(struct nvx_sys_parser *p,
+				       unsigned int line, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	nvx_err("%s:%u: %s", p->file, line, msg);
+	return NVX_EXIT_USAGE;
+}
+
+static char *nvx_sys_trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+/* The end of a section: check it as a whole, keep it if it is wanted. */
+static int nvx_sys_section_end(struct nvx_sys_parser *p)
+{
+	struct nvx_sys_tenant *t = &p->cur;
+	bool uid = t->uid >= 0, gid = t->gid >= 0;
+
+	if (!p->cur_line)
+		return NVX_EXIT_OK;
+	if (uid != gid)
+		return nvx_sys_perr(p, p->cur_line,
+				    "tenant %s: uid and gid go together",
+				    t->name);
+	if ((t->calls & NVX_SYS_CALLS_PATH) && !t->root[0])
+		return nvx_sys_perr(p, p->cur_line,
+				    "tenant %s: openat, mkdir, unlink and rename need a root",
+				    t->name);
+	if (t->burst && !t->rate)
+		return nvx_sys_perr(p, p->cur_line,
+				    "tenant %s: burst needs a rate", t->name);
+	if (!strcmp(t->name, p->want)) {
+		*p->out = *t;
+		p->found = true;
+	}
+	return NVX_EXIT_OK;
+}
+
+static int nvx_sys_section(struct nvx_sys_parser *p, char *s)
+{
+	char (*names)[NVX_SYS_NAME_MAX + 1];
+	size_t len = strlen(s);
+	unsigned int i;
+	char *name;
+	int ret;
+
+	ret = nvx_sys_section_end(p);
+	if (ret)
+		return ret;
+	s[len - 1] = 0;
+	s = nvx_sys_trim(s + 1);
+	if (strncmp(s, "tenant", 6) || !isspace((unsigned char)s[6]))
+		return nvx_sys_perr(p, p->line,
+				    "expected [tenant NAME], not [%s]", s);
+	name = nvx_sys_trim(s + 6);
+	len = strlen(name);
+	if (!len || len > NVX_SYS_NAME_MAX)
+		return nvx_sys_perr(p, p->line,
+				    "a tenant name has 1 to %d characters",
+				    NVX_SYS_NAME_MAX);
+	for (i = 0; i < len; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("._-", name[i]))
+			return nvx_sys_perr(p, p->line,
+					    "bad tenant name '%s' (letters, digits, '.', '_', '-')",
+					    name);
+	for (i = 0; i < p->nr_names; i++)
+		if (!strcmp(p->names[i], name))
+			return nvx_sys_perr(p, p->line,
+					    "tenant %s is defined twice", name);
+	names = realloc(p->names, (p->nr_names + 1) * sizeof(*names));
+	if (!names) {
+		nvx_err("%s: out of memory", p->file);
+		return NVX_EXIT_FAIL;
+	}
+	p->names = names;
+	snprintf(p->names[p->nr_names++], sizeof(*names), "%s", name);
+
+	nvx_sys_tenant_default(&p->cur);
+	p->cur.calls = 0;		/* default deny */
+	p->cur.open = NVX_SYS_OPEN_READ;
+	snprintf(p->cur.name, sizeof(p->cur.name), "%s", name);
+	p->cur_line = p->line;
+	p->seen = 0;
+	return NVX_EXIT_OK;
+}
+
+static int nvx_sys_yes_no(const char *v, bool *out)
+{
+	if (!strcmp(v, "yes"))
+		*out = true;
+	else if (!strcmp(v, "no"))
+		*out = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int nvx_sys_u32(const char *v, unsigned long long max, uint32_t *out)
+{
+	unsigned long long n;
+
+	if (nvx_parse_uint(v, max, &n))
+		return -EINVAL;
+	*out = n;
+	return 0;
+}
+
+/* Each word of @v, one of @names[0..@nr), sets its bit in *@out. */
+static int nvx_sys_words(struct nvx_sys_parser *p, const char *key, char *v,
+			 const char *const *names, unsigned int nr,
+			 uint64_t *out)
+{
+	char *w, *save;
+	unsigned int i;
+
+	*out = 0;
+	for (w = strtok_r(v, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		for (i = 0; i < nr; i++)
+			if (names[i] && !strcmp(w, names[i]))
+				break;
+		if (i == nr)
+			return nvx_sys_perr(p, p->line, "%s: unknown word '%s'",
+					    key, w);
+		*out |= 1ULL << i;
+	}
+	return NVX_EXIT_OK;
+}
+
+static int nvx_sys_key(struct nvx_sys_parser *p, char *s)
+{
+	const char *names[NVX_ARRAY_SIZE(nvx_sys_ops)];
+	struct nvx_sys_tenant *t = &p->cur;
+	unsigned long long n;
+	char *eq = strchr(s, '='), *key, *v;
+	unsigned int k, i;
+	uint64_t bits;
+	uint64_t size;
+	int ret = 0;
+
+	if (!eq)
+		return nvx_sys_perr(p, p->line, "expected KEY = VALUE");
+	*eq = 0;
+	key = nvx_sys_trim(s);
+	v = nvx_sys_trim(eq + 1);
+	for (k = 0; k < NVX_SYS_NR_KEYS; k++)
+		if (!strcmp(key, nvx_sys_keys[k]))
+			break;
+	if (k == NVX_SYS_NR_KEYS)
+		return nvx_sys_perr(p, p->line, "unknown key '%s'", key);
+	if (!p->cur_line)
+		return nvx_sys_perr(p, p->line,
+				    "%s outside a [tenant NAME] section", key);
+	if (p->seen & (1U << k))
+		return nvx_sys_perr(p, p->line, "%s is set twice", key);
+	p->seen |= 1U << k;
+
+	switch (k) {
+	case NVX_SYS_K_ROOT:
+		if (v[0] != '/' || strlen(v) >= sizeof(t->root))
+			return nvx_sys_perr(p, p->line,
+					    "root: an absolute path, not '%s'",
+					    v);
+		snprintf(t->root, sizeof(t->root), "%s", v);
+		break;
+	case NVX_SYS_K_UID:
+	case NVX_SYS_K_GID:
+		if (nvx_parse_uint(v, UINT32_MAX - 1, &n))
+			return nvx_sys_perr(p, p->line,
+					    "%s: a number, not '%s'", key, v);
+		if (k == NVX_SYS_K_UID)
+			t->uid = n;
+		else
+			t->gid = n;
+		break;
+	case NVX_SYS_K_CALLS:
+		for (i = 0; i < NVX_ARRAY_SIZE(nvx_sys_ops); i++)
+			names[i] = nvx_sys_ops[i].name;
+		ret = nvx_sys_words(p, key, v, names, NVX_ARRAY_SIZE(names),
+				    &t->calls);
+		break;
+	case NVX_SYS_K_OPEN:
+		ret = nvx_sys_words(p, key, v, nvx_sys_open_words,
+				    NVX_ARRAY_SIZE(nvx_sys_open_words), &bits);
+		t->open = bits;
+		break;
+	case NVX_SYS_K_VM2VM:
+	case NVX_SYS_K_STOP:
+		if (nvx_sys_yes_no(v, k == NVX_SYS_K_VM2VM ? &t->vm2vm :
+							     &t->stop))
+			return nvx_sys_perr(p, p->line,
+					    "%s: yes or no, not '%s'", key, v);
+		break;
+	case NVX_SYS_K_MAX_BULK:
+		if (nvx_parse_size(v, &size) || size > NVX_UVM_MAX_BULK)
+			return nvx_sys_perr(p, p->line,
+					    "max_bulk: a size up to 256K, not '%s'",
+					    v);
+		t->max_bulk = size;
+		break;
+	case NVX_SYS_K_MAX_IN_FLIGHT:
+		if (nvx_sys_u32(v, NVX_UVM_MAX_ENTRIES, &t->max_in_flight))
+			return nvx_sys_perr(p, p->line,
+					    "max_in_flight: 0 to %d, not '%s'",
+					    NVX_UVM_MAX_ENTRIES, v);
+		break;
+	case NVX_SYS_K_RATE:
+	case NVX_SYS_K_BURST:
+		if (nvx_sys_u32(v, UINT32_MAX, k == NVX_SYS_K_RATE ?
+			       &t->rate : &t->burst))
+			return nvx_sys_perr(p, p->line,
+					    "%s: a number, not '%s'", key, v);
+		break;
+	}
+	return ret;
+}
+
+int nvx_sys_policy_load(const char *file, const char *name,
+			struct nvx_sys_tenant *t)
+{
+	struct nvx_sys_parser p = { .file = file, .want = name, .out = t };
+	size_t cap = 0;
+	char *line = NULL, *s;
+	int ret = NVX_EXIT_OK;
+	FILE *f;
+
+	f = fopen(file, "re");
+	if (!f) {
+		nvx_err("%s: %s", file, strerror(errno));
+		return NVX_EXIT_FAIL;
+	}
+	while (!ret && getline(&line, &cap, f) >= 0) {
+		p.line++;
+		s = nvx_sys_trim(line);
+		if (!*s || *s == '#')
+			continue;
+		if (*s == '[' && s[strlen(s) - 1] == ']')
+			ret = nvx_sys_section(&p, s);
+		else if (*s == '[')
+			ret = nvx_sys_perr(&p, p.line, "expected [tenant NAME]");
+		else
+			ret = nvx_sys_key(&p, s);
+	}
+	if (!ret && ferror(f)) {
+		nvx_err("%s: %s", file, strerror(errno));
+		ret = NVX_EXIT_FAIL;
+	}
+	if (!ret)
+		ret = nvx_sys_section_end(&p);
+	if (!ret && !p.found) {
+		nvx_err("%s: no tenant '%s'", file, name);
+		ret = NVX_EXIT_USAGE;
+	}
+	free(line);
+	free(p.names);
+	fclose(f);
+	return ret;
+}
+
+/* ------------------------------------------------------- workers --- */
+
+static struct nvx_sys_item *nvx_sys_item_get(struct nvx_sys *sys)
+{
+	struct nvx_sys_item *it;
+
+	pthread_mutex_lock(&sys->buf_mu);
+	it = sys->free;
+	if (it)
+		sys->free = it->next;
+	pthread_mutex_unlock(&sys->buf_mu);
+	if (it)
+		return it;
+	it = calloc(1, sizeof(*it));
+	if (it)
+		it->buf = malloc(NVX_UVM_MAX_BULK);
+	if (it && !it->buf) {
+		free(it);
+		it = NULL;
+	}
+	return it;
+}
+
+static void nvx_sys_item_put(struct nvx_sys *sys, struct nvx_sys_item *it)
+{
+	pthread_mutex_lock(&sys->buf_mu);
+	it->next = sys->free;
+	sys->free = it;
+	pthread_mutex_unlock(&sys->buf_mu);
+}
+
+/*
+ * One worker per guest thread: its requests are served in order, and a
+ * guest thread blocked in a call (a read of stdin) holds up no other.
+ */
+static void *nvx_sys_worker_main(void *arg)
+{
+	struct nvx_sys_worker *w = arg;
+	struct nvx_sys *sys = w->sys;
+	struct nvx_sys_item *it;
+
+	for (;;) {
+		pthread_mutex_lock(&w->mu);
+		while (!w->head && !w->retire)
+			pthread_cond_wait(&w->cv, &w->mu);
+		it = w->head;
+		if (it) {
+			w->head = it->next;
+			if (!w->head)
+				w->tail = NULL;
+		}
+		pthread_mutex_unlock(&w->mu);
+		if (!it)
+			break;
+		nvx_sys_serve_one(sys, it);
+		nvx_sys_vm_put(it->vm);
+		nvx_sys_item_put(sys, it);
+	}
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
+	free(w);
+	return NULL;
+}
+
+static struct nvx_sys_worker *nvx_sys_worker_for(struct nvx_sys *sys,
+						 uint64_t key)
+{
+	struct nvx_sys_worker *w;
+	unsigned int i;
+
+	for (i = 0; i < sys->nr_workers; i++)
+		if (sys->workers[i]->key == key)
+			return sys->workers[i];
+	if (sys->nr_workers == NVX_SYS_MAX_WORKERS)
+		return NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->key = key;
+	w->sys = sys;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	if (pthread_create(&w->th, NULL, nvx_sys_worker_main, w)) {
+		free(w);
+		return NULL;
+	}
+	pthread_detach(w->th);
+	sys->workers[sys->nr_workers++] = w;
+	return w;
+}
+
+/* The fd table of VM @id, made at its first request; with a reference. */
+static struct nvx_sys_vm *nvx_sys_vm_get(struct nvx_sys *sys, uint32_t id)
+{
+	struct nvx_sys_vm *vm;
+
+	for (vm = sys->vms; vm; vm = vm->next)
+		if (vm->id == id)
+			break;
+	if (!vm) {
+		vm = nvx_sys_vm_new(id);
+		if (!vm)
+			return NULL;
+		vm->next = sys->vms;
+		sys->vms = vm;
+	}
+	__atomic_add_fetch(&vm->refs, 1, __ATOMIC_RELAXED);
+	return vm;
+}
+
+/* VM @id is gone: drop its table (its last request closes the files). */
+static void nvx_sys_vm_gone(struct nvx_sys *sys, uint32_t id)
+{
+	struct nvx_sys_vm **pp, *vm;
+	struct nvx_sys_worker *w;
+	unsigned int i;
+
+	for (pp = &sys->vms; *pp; pp = &(*pp)->next) {
+		if ((*pp)->id == id) {
+			vm = *pp;
+			*pp = vm->next;
+			nvx_sys_vm_put(vm);
+			break;
+		}
+	}
+	for (i = 0; i < sys->nr_workers; ) {
+		w = sys->workers[i];
+		if (w->key >> 32 != id) {
+			i++;
+			continue;
+		}
+		sys->workers[i] = sys->workers[--sys->nr_workers];
+		pthread_mutex_lock(&w->mu);
+		w->retire = true;
+		pthread_cond_signal(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+	}
+}
+
+/* Hand a request to the worker of its guest thread. */
+static void nvx_sys_dispatch(struct nvx_sys *sys, struct nvx_sys_item *it)
+{
+	const struct nvx_uvm_msg *m = &it->r.msg;
+	struct nvx_sys_worker *w;
+
+	w = nvx_sys_worker_for(sys, (uint64_t)m->src_vm << 32 | m->src_tid);
+	it->vm = w ? nvx_sys_vm_get(sys, m->src_vm) : NULL;
+	if (!it->vm) {
+		struct nvx_uvm_reply rep = { .cookie = it->r.cookie };
+
+		rep.msg.type = m->type;
+		rep.msg.status = w ? -ENOMEM : -EAGAIN;
+		ioctl(sys->ep_fd, NVX_UVM_EP_IOC_REPLY, &rep);
+		nvx_sys_item_put(sys, it);
+		return;
+	}
+	it->next = NULL;
+	pthread_mutex_lock(&w->mu);
+	if (w->tail)
+		w->tail->next = it;
+	else
+		w->head = it;
+	w->tail = it;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* --------------------------------------------------- confinement --- */
+
+/* Close every fd but 0, 1, 2, @a and @b (-1: none). */
+static void nvx_sys_close_others(int a, int b)
+{
+	int keep[2] = { a < b ? a : b, a < b ? b : a };
+	unsigned int from = 3, i;
+
+	for (i = 0; i < 2; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if ((unsigned int)keep[i] > from)
+			close_range(from, keep[i] - 1, 0);
+		from = keep[i] + 1;
+	}
+	close_range(from, ~0U, 0);
+}
+
+/* Become the tenant's uid and gid, for good. */
+static int nvx_sys_set_ids(const struct nvx_sys_tenant *t)
+{
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+
+	if (t->uid < 0)
+		return NVX_EXIT_OK;
+	if (!geteuid() &&
+	    (setgroups(0, NULL) || setgid(t->gid) || setuid(t->uid))) {
+		nvx_err("sys: become uid %lld, gid %lld: %s",
+			(long long)t->uid, (long long)t->gid, strerror(errno));
+		return NVX_EXIT_FAIL;
+	}
+	/* not root: the tenant's ids must be ours already */
+	if (getresuid(&ru, &eu, &su) || getresgid(&rg, &eg, &sg) ||
+	    ru != t->uid || eu != t->uid || su != t->uid ||
+	    rg != t->gid || eg != t->gid || sg != t->gid ||
+	    (t->uid && !setuid(0))) {
+		nvx_err("sys: cannot run as uid %lld, gid %lld%s",
+			(long long)t->uid, (long long)t->gid,
+			geteuid() ? " (not root)" : "");
+		return NVX_EXIT_FAIL;
+	}
+	return NVX_EXIT_OK;
+}
+
+/*
+ * What the system process may call once it serves, and why
+ * (Documentation/nvx/uvm-sys.rst has the list with the reasons).
+ */
+static const int nvx_sys_syscalls[] = {
+	/* the forwarded calls */
+	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(pread64),
+	SCMP_SYS(pwrite64), SCMP_SYS(openat2), SCMP_SYS(close),
+	SCMP_SYS(lseek), SCMP_SYS(getdents64), SCMP_SYS(mkdirat),
+	SCMP_SYS(unlinkat), SCMP_SYS(renameat2), SCMP_SYS(ftruncate),
+	SCMP_SYS(fsync), SCMP_SYS(getrandom),
+	/* FSTAT: glibc 2.33+ makes fstat() newfstatat(fd, "", AT_EMPTY_PATH) */
+	SCMP_SYS(fstat), SCMP_SYS(newfstatat),
+	/* CLOCK, when the vDSO falls back to the system call */
+	SCMP_SYS(clock_gettime),
+	/* malloc() */
+	SCMP_SYS(brk), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect),
+	SCMP_SYS(madvise),
+	/* threads: start (clone below), locks, exit; malloc's arenas */
+	SCMP_SYS(futex), SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
+	SCMP_SYS(rt_sigprocmask), SCMP_SYS(sched_getaffinity), SCMP_SYS(exit),
+	/* a call interrupted by SIGSTOP/SIGCONT; the end */
+	SCMP_SYS(restart_syscall), SCMP_SYS(exit_group),
+};
+
+/* The endpoint ioctls the system process makes while it serves. */
+static const unsigned int nvx_sys_ioctls[] = {
+	NVX_UVM_EP_IOC_RECV, NVX_UVM_EP_IOC_REPLY, NVX_UVM_EP_IOC_STATS,
+};
+
+/* clone() may make a thread of this process, nothing else. */
+#define NVX_SYS_CLONE_THREAD	(CLONE_VM | CLONE_FS | CLONE_FILES | \
+				 CLONE_SIGHAND | CLONE_THREAD)
+
+/*
+ * clone3() passes its flags in memory, where a filter cannot look: it
+ * fails as a call the kernel does not have (errno 38, ENOSYS of
+ * asm-generic/errno.h: x86-64, arm64, riscv), and glibc falls back to
+ * clone(), whose flags the filter checks.
+ */
+#define NVX_SYS_NO_SUCH_CALL	38
+
+/* Build and load the filter. Return: the number of rules, or -errno. */
+static int nvx_sys_seccomp(int ep_fd)
+{
+	scmp_filter_ctx f;
+	unsigned int i;
+	int ret, n = 0;
+
+	f = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	if (!f)
+		return -ENOMEM;
+	ret = seccomp_attr_set(f, SCMP_FLTATR_ACT_BADARCH,
+			       SCMP_ACT_KILL_PROCESS);
+	for (i = 0; !ret && i < NVX_ARRAY_SIZE(nvx_sys_syscalls); i++, n++)
+		ret = seccomp_rule_add(f, SCMP_ACT_ALLOW, nvx_sys_syscalls[i],
+				       0);
+	for (i = 0; !ret && i < NVX_ARRAY_SIZE(nvx_sys_ioctls); i++, n++)
+		ret = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 2,
+				       SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff,
+					       ep_fd),
+				       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffff,
+					       nvx_sys_ioctls[i]));
+	if (!ret) {
+		ret = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+				       SCMP_A0(SCMP_CMP_MASKED_EQ,
+					       NVX_SYS_CLONE_THREAD,
+					       NVX_SYS_CLONE_THREAD));
+		n++;
+	}
+	if (!ret) {
+		ret = seccomp_rule_add(f, SCMP_ACT_ERRNO(NVX_SYS_NO_SUCH_CALL),
+				       SCMP_SYS(clone3), 0);
+		n++;
+	}
+	if (!ret)
+		ret = seccomp_load(f);
+	seccomp_release(f);
+	return ret ? ret : n;
+}
+
+static void *nvx_sys_nop(void *arg)
+{
+	return arg;
+}
+
+/*
+ * glibc sets threads up at the first pthread_create() (it installs its
+ * setxid signal handler): have that done before the filter, which does
+ * not allow rt_sigaction().
+ */
+static int nvx_sys_threads_init(void)
+{
+	pthread_t th;
+	int ret;
+
+	ret = pthread_create(&th, NULL, nvx_sys_nop, NULL);
+	if (!ret)
+		ret = pthread_join(th, NULL);
+	return -ret;
+}
+
+/* Confine the process: Documentation/nvx/uvm-sys.rst, "Confinement". */
+static int nvx_sys_confine(struct nvx_sys *sys, const struct nvx_sys_tenant *t,
+			   const struct nvx_sys_opts *o)
+{
+	struct timespec t0, t1;
+	int ret;
+
+	/* 2. the root, while the process may still reach it */
+	if (t->root[0]) {
+		sys->root_fd = open(t->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (sys->root_fd < 0) {
+			nvx_err("sys: root %s: %s", t->root, strerror(errno));
+			return NVX_EXIT_FAIL;
+		}
+	}
+	/* 3. no fd but stdio, the endpoint and the root */
+	nvx_sys_close_others(sys->ep_fd, sys->root_fd);
+	/* 4. the tenant's ids */
+	ret = nvx_sys_set_ids(t);
+	if (ret)
+		return ret;
+	/* 5. glibc's threads set up */
+	ret = nvx_sys_threads_init();
+	if (ret) {
+		nvx_err("sys: pthread_create: %s", strerror(-ret));
+		return NVX_EXIT_FAIL;
+	}
+	/* 6. no privilege from exec (and seccomp without CAP_SYS_ADMIN) */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		nvx_err("sys: PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+		return NVX_EXIT_FAIL;
+	}
+	/* 7. the system call filter */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = nvx_sys_seccomp(sys->ep_fd);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (ret < 0) {
+		nvx_err("sys: seccomp filter: %s", strerror(-ret));
+		return NVX_EXIT_FAIL;
+	}
+	if (o->verbose)
+		nvx_sys_info("sys: seccomp filter: %d rules, installed in %lld us",
+			     ret, ((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+				   t1.tv_nsec - t0.tv_nsec) / 1000);
+	return NVX_EXIT_OK;
+}
+
+/* ------------------------------------------------------ the loop --- */
+
+int nvx_sys_serve(int ep_fd, const struct nvx_sys_tenant *t,
+		  const struct nvx_sys_opts *o)
+{
+	static struct nvx_sys sys;	/* workers may run on while it exits */
+	struct nvx_uvm_ep_stats st;
+	struct nvx_sys_item *it;
+	uint64_t gone = 0;
+	int ret;
+
+	sys.ep_fd = ep_fd;
+	sys.root_fd = -1;
+	sys.calls = t->calls;
+	sys.open = t->open;
+	pthread_mutex_init(&sys.buf_mu, NULL);
+
+	if (o->verbose)
+		nvx_sys_info("sys: tenant %s: root %s, uid %lld, gid %lld",
+			     t->name[0] ? t->name : "-",
+			     t->root[0] ? t->root : "-", (long long)t->uid,
+			     (long long)t->gid);
+	/* 1. the kernel policy, before anything is served */
+	if (!o->policy_set) {
+		ret = nvx_sys_apply_policy(ep_fd, t, o->verbose);
+		if (ret)
+			return ret;
+	}
+	ret = nvx_sys_confine(&sys, t, o);
+	if (ret)
+		return ret;
+	if (o->debug_forbidden) {
+		/* the filter kills the process here, with SIGSYS */
+		socket(AF_INET, SOCK_STREAM, 0);
+		nvx_err("sys: socket() was allowed: the filter is not in place");
+		return NVX_EXIT_FAIL;
+	}
+
+	for (;;) {
+		it = nvx_sys_item_get(&sys);
+		if (!it) {
+			nvx_err("sys: out of memory");
+			return NVX_EXIT_FAIL;
+		}
+		memset(&it->r, 0, sizeof(it->r));
+		it->r.buf = (uintptr_t)it->buf;
+		it->r.buf_len = NVX_UVM_MAX_BULK;
+		if (ioctl(ep_fd, NVX_UVM_EP_IOC_RECV, &it->r) < 0) {
+			ret = errno;
+			nvx_sys_item_put(&sys, it);
+			if (ret == EINTR)
+				continue;
+			nvx_err("sys: NVX_UVM_EP_IOC_RECV: %s", strerror(ret));
+			return NVX_EXIT_FAIL;
+		}
+		if (it->r.msg.type != NVX_UVM_MSG_VM_GONE) {
+			nvx_sys_dispatch(&sys, it);
+			continue;
+		}
+		nvx_sys_vm_gone(&sys, it->r.msg.src_vm);
+		nvx_sys_item_put(&sys, it);
+		gone++;
+		memset(&st, 0, sizeof(st));
+		if (ioctl(ep_fd, NVX_UVM_EP_IOC_STATS, &st) < 0) {
+			nvx_err("sys: NVX_UVM_EP_IOC_STATS: %s", strerror(errno));
+			return NVX_EXIT_FAIL;
+		}
+		/* every VM that attached is gone */
+		if (!st.nr_vms && !st.gone && gone >= st.attached)
+			return NVX_EXIT_OK;
+	}
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nvxtool: the reference system process of light user VMs (sys.c),
+ * behind `nvxtool uvm serve` and `nvxtool uvm run`. One per tenant: it
+ * holds the tenant's endpoint, serves its VMs' forwarded calls with one
+ * fd table per VM, and runs confined (its own uid, the tenant's root,
+ * seccomp). Documentation/nvx/uvm-sys.rst describes it.
+ */
+#ifndef _NVX_SYS_H
+#define _NVX_SYS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <nvx/uvm.h>
+
+/* Guest fds per VM: 0, 1, 2 are stdio, files get 3 .. NVX_SYS_MAX_FDS-1. */
+#define NVX_SYS_MAX_FDS		64
+
+/* struct nvx_sys_tenant.open: what OPENAT may do */
+#define NVX_SYS_OPEN_READ	0x1U	/* O_RDONLY, O_RDWR */
+#define NVX_SYS_OPEN_WRITE	0x2U	/* O_WRONLY, O_RDWR, O_TRUNC, O_APPEND */
+#define NVX_SYS_OPEN_CREATE	0x4U	/* O_CREAT, O_EXCL */
+
+/* The longest tenant name, without its NUL. */
+#define NVX_SYS_NAME_MAX	63
+
+/**
+ * struct nvx_sys_tenant - a tenant of the policy file, or of --root
+ * @name: the tenant's name ("" for --root and for the default).
+ * @root: its root directory; "" for none (no path call is served).
+ * @uid: the uid the system process runs as; -1 to keep it.
+ * @gid: the gid, with @uid (both or none).
+ * @calls: bit T set: its VMs may send message type T (NVX_UVM_MSG_*);
+ *	the kernel policy's allow bitmap.
+ * @open: NVX_SYS_OPEN_* bits.
+ * @vm2vm: its VMs may message each other (NVX_UVM_POLICY_VM2VM).
+ * @stop: a VM over a limit is stopped (NVX_UVM_POLICY_STOP).
+ * @max_bulk: struct nvx_uvm_policy's; 0 = no limit.
+ * @max_in_flight: the same.
+ * @rate: the same.
+ * @burst: the same.
+ */
+struct nvx_sys_tenant {
+	char name[NVX_SYS_NAME_MAX + 1];
+	char root[PATH_MAX];
+	int64_t uid;
+	int64_t gid;
+	uint64_t calls;
+	unsigned int open;
+	bool vm2vm;
+	bool stop;
+	uint32_t max_bulk;
+	uint32_t max_in_flight;
+	uint32_t rate;
+	uint32_t burst;
+};
+
+/**
+ * struct nvx_sys_opts - how nvx_sys_serve() runs
+ * @verbose: say on stderr what it applied (policy, seccomp filter).
+ * @debug_forbidden: after confining itself, make a system call the
+ *	filter forbids (socket()): the process must die of SIGSYS.
+ * @policy_set: the endpoint's policy was set already (uvm run sets it
+ *	before it forks the system process).
+ */
+struct nvx_sys_opts {
+	bool verbose;
+	bool debug_forbidden;
+	bool policy_set;
+};
+
+/* The tenant of neither --policy nor --root: stdio, exit, clock, ipc. */
+void nvx_sys_tenant_default(struct nvx_sys_tenant *t);
+
+/*
+ * The tenant of --root DIR: the read-only file calls beneath DIR, plus
+ * the default's and getrandom. Return: 0, or -ENAMETOOLONG.
+ */
+int nvx_sys_tenant_root(struct nvx_sys_tenant *t, const char *dir);
+
+/*
+ * Parse the policy file @file and fill @t with its tenant @name.
+ * Return: NVX_EXIT_OK, or NVX_EXIT_USAGE after printing "FILE:LINE: why"
+ * (a malformed file, no such tenant), or NVX_EXIT_FAIL when it cannot be
+ * read.
+ */
+int nvx_sys_policy_load(const char *file, const char *name,
+			struct nvx_sys_tenant *t);
+
+/* The kernel policy of @t, for NVX_UVM_EP_IOC_SET_POLICY (vm_id 0). */
+void nvx_sys_tenant_policy(const struct nvx_sys_tenant *t,
+			   struct nvx_uvm_policy *p);
+
+/*
+ * Set @t's kernel policy on the endpoint @ep_fd (and with @verbose, print
+ * what the kernel reports back). Return: NVX_EXIT_OK or NVX_EXIT_FAIL
+ * after printing why.
+ */
+int nvx_sys_apply_policy(int ep_fd, const struct nvx_sys_tenant *t,
+			 bool verbose);
+
+/*
+ * The system process: set the policy (unless @o->policy_set), confine
+ * the process (root, ids, no_new_privs, seccomp) and serve @ep_fd until
+ * every VM that attached is gone. Guest fds 0, 1, 2 are the process's.
+ * Return: NVX_EXIT_OK or NVX_EXIT_FAIL.
+ */
+int nvx_sys_serve(int ep_fd, const struct nvx_sys_tenant *t,
+		  const struct nvx_sys_opts *o);
+
+#endif /* _NVX_SYS_H */
