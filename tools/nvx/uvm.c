@@ -168,12 +168,15 @@ static void nvx_uvm_print_stats(struct nvx_uvm_vm *vm)
 	if (nvx_uvm_status(vm, &st))
 		return;
 	fprintf(stderr,
-		"vm %u: doorbells %llu, messages in %llu, out %llu, bulk out %llu B, in %llu B, irqs %llu; KVM: userspace_exits %lld, io_exits %lld; VMM kicks %llu\n",
+		"vm %u: doorbells %llu, messages in %llu, out %llu, bulk out %llu B, in %llu B, irqs %llu, denied %llu, limited %llu, vm2vm out %llu, in %llu; KVM: userspace_exits %lld, io_exits %lld; VMM kicks %llu\n",
 		st.vm_id, (unsigned long long)st.doorbells,
 		(unsigned long long)st.msgs_in,
 		(unsigned long long)st.msgs_out,
 		(unsigned long long)st.bulk_out,
 		(unsigned long long)st.bulk_in, (unsigned long long)st.irqs,
+		(unsigned long long)st.denied, (unsigned long long)st.limited,
+		(unsigned long long)st.vm2vm_out,
+		(unsigned long long)st.vm2vm_in,
 		(long long)nvx_uvm_kvm_stat(vm->stats_fd, "userspace_exits"),
 		(long long)nvx_uvm_kvm_stat(vm->stats_fd, "io_exits"),
 		(unsigned long long)vm->kicks);
