@@ -1,0 +1,789 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx selftests, group "sys": the confined reference system process.
+ *
+ * Real guests under `nvxtool uvm run` (nvxtool from PATH, test.img and
+ * cat.img from beside this program), each test with a tenant tree of
+ * its own under /tmp: a root (data/hello.txt, sub/, a symbolic link
+ * "out" to /etc and one "in" to data/hello.txt) and, outside it, a
+ * "secret". Paths resolve beneath the root only (EXDEV, ELOOP for
+ * magic links), nothing is created outside it, fds are the VM's own,
+ * a call the tenant may not make is EPERM, two tenants see only their
+ * own files; `nvxtool uvm serve` dies of SIGSYS at a forbidden system
+ * call; a bad policy file is a usage error. test.img prints "err E"
+ * (E the positive errno) for a call that failed
+ * (Documentation/nvx/uvm-sys.rst has the calls and their errnos).
+ */
+#include "uvm_fixture.h"
+
+#include <ftw.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+
+#define HELLO_T		"hello from the tenant\n"
+#define RUN_OUT		(64 << 10)	/* captured bytes per stream */
+#define RUN_ARGS	32
+#define RUN_MS		DEADLINE_MS
+#define TREE_LEN	64	/* "/tmp/nvx-sys_confine.XXXXXX" */
+#define TPATH_LEN	128	/* a path in the tree (TPATH()) */
+
+#define CALL(t)		(1ULL << NVX_UVM_MSG_##t)
+/* the calls of a --root tenant */
+#define ROOT_CALLS	(CALL(IPC) | CALL(WRITE) | CALL(READ) | CALL(EXIT) | \
+			 CALL(CLOCK) | CALL(GETRANDOM) | CALL(OPENAT) |	\
+			 CALL(CLOSE) | CALL(PREAD) | CALL(LSEEK) |	\
+			 CALL(FSTAT) | CALL(GETDENTS))
+
+/* A command's output and how it ended. */
+struct run {
+	char cmd[1024];		/* its command line, for messages */
+	int status;		/* waitpid()'s; -1: it did not run */
+	bool timed_out;		/* killed after RUN_MS */
+	char out[RUN_OUT];	/* stdout, NUL-terminated (cut at RUN_OUT) */
+	char err[RUN_OUT];	/* stderr */
+};
+
+static struct run run;
+static char test_img[PATH_MAX + 16], cat_img[PATH_MAX + 16];
+
+/*
+ * Run @argv (stdin /dev/null, in a process group of its own, no core
+ * dumps) and capture its stdout and stderr: waitpid()'s status.
+ */
+static int run_argv(struct run *r, char *const argv[])
+{
+	struct pollfd p[2] = { { .fd = -1 }, { .fd = -1 } };
+	char *buf[2] = { r->out, r->err }, tmp[4096];
+	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, i, fd;
+	size_t n[2] = { 0, 0 }, len = 0, k;
+	uint64_t deadline = now_ms() + RUN_MS;
+	ssize_t got;
+	pid_t pid;
+
+	r->cmd[0] = 0;
+	r->out[0] = 0;
+	r->err[0] = 0;
+	r->status = -1;
+	r->timed_out = false;
+	for (i = 0; argv[i] && len < sizeof(r->cmd); i++)
+		len += snprintf(r->cmd + len, sizeof(r->cmd) - len, "%s%s",
+				i ? " " : "", argv[i]);
+	if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC))
+		goto out;
+	pid = fork();
+	if (pid < 0)
+		goto out;
+	if (!pid) {
+		struct rlimit no_core = { 0, 0 };
+
+		fd = open("/dev/null", O_RDONLY);
+		setpgid(0, 0);
+		setrlimit(RLIMIT_CORE, &no_core);
+		if (fd < 0 || dup2(fd, 0) < 0 || dup2(po[1], 1) < 0 ||
+		    dup2(pe[1], 2) < 0)
+			_exit(126);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	po[1] = -1;
+	pe[1] = -1;
+	p[0] = (struct pollfd){ .fd = po[0], .events = POLLIN };
+	p[1] = (struct pollfd){ .fd = pe[0], .events = POLLIN };
+	while (p[0].fd >= 0 || p[1].fd >= 0) {
+		if (now_ms() >= deadline) {
+			r->timed_out = true;
+			kill(-pid, SIGKILL);
+			break;
+		}
+		if (poll(p, 2, deadline - now_ms()) < 0 && errno != EINTR)
+			break;
+		for (i = 0; i < 2; i++) {
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			got = read(p[i].fd, tmp, sizeof(tmp));
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0) {
+				p[i].fd = -1;
+				continue;
+			}
+			k = (size_t)got < RUN_OUT - 1 - n[i] ? (size_t)got :
+							      RUN_OUT - 1 - n[i];
+			memcpy(buf[i] + n[i], tmp, k);
+			n[i] += k;
+			buf[i][n[i]] = 0;
+		}
+	}
+	waitpid(pid, &r->status, 0);
+out:
+	for (i = 0; i < 2; i++) {
+		if (po[i] >= 0)
+			close(po[i]);
+		if (pe[i] >= 0)
+			close(pe[i]);
+	}
+	return r->status;
+}
+
+/* nvxtool ARGS... (NULL-terminated), as run_argv(). */
+static int nvxtool(struct run *r, ...)
+{
+	char *argv[RUN_ARGS + 1] = { (char *)"nvxtool" };
+	int n = 1;
+	va_list ap;
+
+	va_start(ap, r);
+	while (n < RUN_ARGS && (argv[n] = va_arg(ap, char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	return run_argv(r, argv);
+}
+
+/*
+ * nvxtool uvm run WHO... IMAGE -- ARGS... (@who and ARGS NULL-terminated;
+ * @who names the tenant), as run_argv().
+ */
+static int uvm_run(struct run *r, const char *const *who, const char *image,
+		   ...)
+{
+	char *argv[RUN_ARGS + 1] = { (char *)"nvxtool", (char *)"uvm",
+				     (char *)"run" };
+	int n = 3;
+	va_list ap;
+
+	while (n < RUN_ARGS - 2 && *who)
+		argv[n++] = (char *)*who++;
+	argv[n++] = (char *)image;
+	argv[n++] = (char *)"--";
+	va_start(ap, image);
+	while (n < RUN_ARGS && (argv[n] = va_arg(ap, char *)))
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	return run_argv(r, argv);
+}
+
+/* @r exited with @code, having printed exactly @want (NULL: anything). */
+static void expect_run(struct __test_metadata *_metadata, const struct run *r,
+		       int code, const char *want)
+{
+	EXPECT_TRUE(WIFEXITED(r->status) && WEXITSTATUS(r->status) == code)
+		TH_LOG("%s: status %#x%s, want exit %d; stdout: '%s'; stderr: '%s'",
+		       r->cmd, r->status, r->timed_out ? " (timed out)" : "",
+		       code, r->out, r->err);
+	if (want)
+		EXPECT_STREQ(want, r->out)
+			TH_LOG("%s; stderr: '%s'", r->cmd, r->err);
+}
+
+/* The guest IMAGE with ARGS, for tenant @who, exits @code printing @want. */
+#define GUEST(who, code, want, image, ...) do {				\
+	uvm_run(&run, who, image, __VA_ARGS__, NULL);			\
+	expect_run(_metadata, &run, code, want);			\
+} while (0)
+
+/* test.img MODE ARGS... for tenant @who exits 0 printing @want. */
+#define TEST_SAYS(who, want, ...)	GUEST(who, 0, want, test_img, __VA_ARGS__)
+
+/*
+ * nvxtool on PATH (else skip) and the images found, as every uvm test's;
+ * nvxtool is given their full paths (and $NVX_GUEST_DIR for the rest).
+ */
+static bool prepare(struct __test_metadata *_metadata, struct env *e)
+{
+	int ret;
+
+	if (system("command -v nvxtool >/dev/null 2>&1"))
+		SKIP(return false, "nvxtool not on PATH");
+	snprintf(test_img, sizeof(test_img), "%s/test.img", e->dir);
+	snprintf(cat_img, sizeof(cat_img), "%s/cat.img", e->dir);
+	ret = access(cat_img, R_OK) ? -errno : 0;
+	EXPECT_EQ(0, ret) TH_LOG("%s: %s", cat_img, strerror(-ret));
+	setenv("NVX_GUEST_DIR", e->dir, 1);
+	return !ret;
+}
+
+/* ------------------------------------------------------ the trees --- */
+
+/* One test's files: mkdtemp()'s directory, its roots and what is outside. */
+struct tree {
+	char dir[TREE_LEN];
+	char proc[TPATH_LEN + 8];	/* a procfs is mounted here; "" for none */
+};
+
+/* @dir/@name, @len bytes at @buf. */
+static char *tpath(char *buf, size_t len, const struct tree *t,
+		   const char *name)
+{
+	snprintf(buf, len, "%s/%s", t->dir, name);
+	return buf;
+}
+
+#define TPATH(buf, t, name)	tpath(buf, sizeof(buf), t, name)
+
+/* @text into file @name beneath @dirfd, mode 0644: 0 or -errno. */
+static int put_file(int dirfd, const char *name, const char *text)
+{
+	size_t len = strlen(text);
+	int fd, ret = 0;
+
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		    0644);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len || fchmod(fd, 0644))
+		ret = errno ? -errno : -EIO;
+	close(fd);
+	return ret;
+}
+
+/*
+ * A tenant root @dir/@name: data/hello.txt (HELLO_T, 0644), sub/ (0755),
+ * out -> /etc, in -> data/hello.txt. 0 or -errno.
+ */
+static int make_root(const struct tree *t, const char *name)
+{
+	char root[TPATH_LEN];
+	int fd, ret = 0;
+
+	if (mkdir(TPATH(root, t, name), 0755) || chmod(root, 0755))
+		return -errno;
+	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (mkdirat(fd, "data", 0755) || mkdirat(fd, "sub", 0755) ||
+	    fchmodat(fd, "sub", 0755, 0) || symlinkat("/etc", fd, "out") ||
+	    symlinkat("data/hello.txt", fd, "in"))
+		ret = -errno;
+	if (!ret)
+		ret = put_file(fd, "data/hello.txt", HELLO_T);
+	close(fd);
+	return ret;
+}
+
+/* The tree: its directory under /tmp and the "secret" outside the roots. */
+static int make_tree(struct tree *t)
+{
+	int fd, ret;
+
+	t->proc[0] = 0;
+	snprintf(t->dir, sizeof(t->dir), "/tmp/nvx-sys_confine.XXXXXX");
+	if (!mkdtemp(t->dir)) {
+		t->dir[0] = 0;
+		return -errno;
+	}
+	fd = open(t->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = put_file(fd, "secret", "the tenant must not read this\n");
+	close(fd);
+	return ret;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+/* Unmount the procfs, remove the tree (never crossing a mount). */
+static void free_tree(struct tree *t)
+{
+	if (t->proc[0])
+		umount2(t->proc, MNT_DETACH);
+	t->proc[0] = 0;
+	if (t->dir[0])
+		nftw(t->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	t->dir[0] = 0;
+}
+
+/*
+ * The tree with the roots @names (NULL-terminated). The tests below
+ * check with EXPECT only until free_tree(), so that the tree goes
+ * whatever fails.
+ */
+#define TREE(t, ...) do {						\
+	static const char *const __names[] = { __VA_ARGS__, NULL };	\
+	int __i, __ret = make_tree(t);					\
+									\
+	for (__i = 0; !__ret && __names[__i]; __i++)			\
+		__ret = make_root(t, __names[__i]);			\
+	if (__ret)							\
+		free_tree(t);						\
+	ASSERT_EQ(0, __ret) TH_LOG("making the tree: %s",		\
+				   strerror(-__ret));			\
+} while (0)
+
+/* The policy file @dir/policy: @text. */
+static void write_policy(struct __test_metadata *_metadata,
+			 const struct tree *t, char *path, size_t len,
+			 const char *text)
+{
+	int fd = open(t->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	tpath(path, len, t, "policy");
+	EXPECT_EQ(0, fd < 0 ? -errno : put_file(fd, "policy", text));
+	if (fd >= 0)
+		close(fd);
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return !lstat(path, &st);
+}
+
+/* File @path holds exactly @want. */
+static bool holds(const char *path, const char *want)
+{
+	char buf[256];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return false;
+	buf[n] = 0;
+	return !strcmp(buf, want);
+}
+
+static int lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* @s has the line @name. */
+static bool has_line(const char *s, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (; *s; s = strchr(s, '\n') + 1) {
+		if (!strncmp(s, name, len) && s[len] == '\n')
+			return true;
+		if (!strchr(s, '\n'))
+			break;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------ the tests --- */
+
+/* cat.img reads a file of its root; one it cannot open is ENOENT, exit 1. */
+UVM_TEST(cat_reads_file)
+{
+	char root[TPATH_LEN];
+	const char *const who[] = { "--root", root, NULL };
+	struct tree t;
+
+	if (!prepare(_metadata, &self->e))
+		return;
+	TREE(&t, "root");
+	TPATH(root, &t, "root");
+
+	GUEST(who, 0, HELLO_T, cat_img, "/data/hello.txt");
+	EXPECT_STREQ("", run.err);
+	/* a symbolic link inside the root is followed */
+	GUEST(who, 0, HELLO_T, cat_img, "/in");
+	GUEST(who, 1, "", cat_img, "/nope");
+	EXPECT_STREQ("cat: /nope: ENOENT\n", run.err);
+	/* "out" leads to /etc: EXDEV (cat names no 18) */
+	GUEST(who, 1, "", cat_img, "/out/passwd");
+	EXPECT_STREQ("cat: /out/passwd: 18\n", run.err);
+	GUEST(who, 1, HELLO_T, cat_img, "/nope", "/data/hello.txt");
+	free_tree(&t);
+}
+
+/*
+ * openat() beneath the root only: an absolute path, ".." above it, a
+ * symbolic link out of it are EXDEV; a magic link of a procfs mounted
+ * in the root is ELOOP (RESOLVE_NO_MAGICLINKS); path lengths.
+ */
+UVM_TEST(paths_confined)
+{
+	char root[TPATH_LEN];
+	const char *const who[] = { "--root", root, NULL };
+	struct tree t;
+	int ret;
+
+	if (!prepare(_metadata, &self->e))
+		return;
+	TREE(&t, "root");
+	TPATH(root, &t, "root");
+
+	TEST_SAYS(who, "err 18\n", "openat", "-100", "../secret");
+	TEST_SAYS(who, "err 18\n", "openat", "-100", "sub/../../secret");
+	TEST_SAYS(who, "err 18\n", "openat", "-100", "/etc/passwd");
+	TEST_SAYS(who, "err 18\n", "openat", "-100", "out/passwd");
+	TEST_SAYS(who, "err 18\n", "openat", "-100", "out");
+	TEST_SAYS(who, "fd 3\n", "openat", "-100", "in");
+	TEST_SAYS(who, "fd 3\n", "openat", "-100", "sub/../data/hello.txt");
+	TEST_SAYS(who, "fd 3\n", "openat", "-100", ".");
+	/* O_NOFOLLOW (0x20000) on a symbolic link */
+	TEST_SAYS(who, "err 40\n", "openat", "-100", "in", "0x20000");
+	TEST_SAYS(who, "err 2\n", "openat", "-100", "nope");
+
+	/* magic links: ELOOP, even where they would stay inside */
+	snprintf(t.proc, sizeof(t.proc), "%s/proc", root);
+	ret = mkdir(t.proc, 0555) ? -errno : 0;
+	if (!ret && mount("proc", t.proc, "proc",
+			  MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+		ret = -errno;
+	if (ret)
+		t.proc[0] = 0;
+	EXPECT_EQ(0, ret) TH_LOG("mounting a procfs in the root: %s",
+				 strerror(-ret));
+	if (!ret) {
+		TEST_SAYS(who, "err 40\n", "openat", "-100",
+			  "proc/self/root/etc/passwd");
+		TEST_SAYS(who, "err 40\n", "openat", "-100", "proc/self/fd/1");
+		TEST_SAYS(who, "err 40\n", "openat", "-100", "proc/self/cwd");
+		/* /proc/self is a plain symbolic link: followed */
+		TEST_SAYS(who, "fd 3\n", "openat", "-100", "proc/self/status");
+	}
+
+	/* 4096 bytes with the NUL pass to the kernel: 4095 > NAME_MAX */
+	TEST_SAYS(who, "err 36\n", "openlong", "4097");
+	TEST_SAYS(who, "err 36\n", "openlong", "4096");
+	TEST_SAYS(who, "err 2\n", "openlong", "256");
+	TEST_SAYS(who, "err 22\n", "opennonul");
+	free_tree(&t);
+}
+
+/*
+ * With the create grant, O_CREAT beneath the root works and nothing is
+ * created outside it; without the grant O_CREAT is EPERM.
+ */
+UVM_TEST(create_outside_root)
+{
+	char root[TPATH_LEN], pol[TPATH_LEN], text[1024];
+	const char *const rw[] = { "--policy", pol, "--tenant", "rw", NULL };
+	const char *const ro[] = { "--policy", pol, "--tenant", "ro", NULL };
+	char created[TPATH_LEN], path[PATH_MAX];
+	struct tree t;
+
+	if (!prepare(_metadata, &self->e))
+		return;
+	TREE(&t, "root");
+	TPATH(root, &t, "root");
+	TPATH(created, &t, "created");
+	snprintf(text, sizeof(text),
+		 "[tenant rw]\nroot = %s\ncalls = write read exit clock openat close\nopen = read write create\n\n"
+		 "[tenant ro]\nroot = %s\ncalls = write read exit clock openat close\nopen = read write\n",
+		 root, root);
+	write_policy(_metadata, &t, pol, sizeof(pol), text);
+	snprintf(path, sizeof(path), "%s/dangle", root);
+	EXPECT_EQ(0, symlink(created, path));
+	snprintf(path, sizeof(path), "%s/dangle-rel", root);
+	EXPECT_EQ(0, symlink("../created", path));
+
+	/* O_WRONLY | O_CREAT (0x41) */
+	TEST_SAYS(rw, "err 18\n", "openat", "-100", "../created", "0x41");
+	TEST_SAYS(rw, "err 18\n", "openat", "-100", created, "0x41");
+	TEST_SAYS(rw, "err 18\n", "openat", "-100", "dangle", "0x41");
+	TEST_SAYS(rw, "err 18\n", "openat", "-100", "dangle-rel", "0x41");
+	EXPECT_FALSE(exists(created));
+
+	TEST_SAYS(rw, "ok\n", "write", "/new.txt", "hi");
+	snprintf(path, sizeof(path), "%s/new.txt", root);
+	EXPECT_TRUE(holds(path, "hi"));
+	TEST_SAYS(rw, "ok\n", "write", "/sub/new.txt", "there");
+	snprintf(path, sizeof(path), "%s/sub/new.txt", root);
+	EXPECT_TRUE(holds(path, "there"));
+
+	/* no create grant: O_CREAT is EPERM, before the path is looked at */
+	TEST_SAYS(ro, "err 1\n", "write", "/new2.txt", "hi");
+	snprintf(path, sizeof(path), "%s/new2.txt", root);
+	EXPECT_FALSE(exists(path));
+	TEST_SAYS(ro, "err 1\n", "openat", "-100", "../created", "0x41");
+	EXPECT_FALSE(exists(created));
+	/* also for a file that exists ("write" opens with O_CREAT) */
+	TEST_SAYS(ro, "err 1\n", "write", "/new.txt", "ho");
+	snprintf(path, sizeof(path), "%s/new.txt", root);
+	EXPECT_TRUE(holds(path, "hi"));
+	/* O_WRONLY (1) without O_CREAT is granted */
+	TEST_SAYS(ro, "fd 3\n", "openat", "-100", "new.txt", "1");
+	free_tree(&t);
+}
+
+/*
+ * Only fds this VM opened are files: never-opened ones (fdops, sysfuzz:
+ * every call EBADF), and stdio or unopened fds as a directory.
+ */
+UVM_TEST(fds_checked)
+{
+	static const char *const dirfds[] = { "0", "1", "2", "3", "63",
+					      "64", "-1" };
+	char root[TPATH_LEN], want[37 * 6 + 1];
+	const char *const who[] = { "--root", root, NULL };
+	struct tree t;
+	unsigned int i;
+
+	if (!prepare(_metadata, &self->e))
+		return;
+	TREE(&t, "root");
+	TPATH(root, &t, "root");
+
+	/* read(7), close(7), pread(100), fstat(63), close(1000), close(-5) */
+	TEST_SAYS(who, "err 9\nerr 9\nerr 9\nerr 9\nerr 9\nerr 9\n", "fdops");
+	/* close, read and fstat of 12 fds: -1, 0x7fffffff, 64, 65, 3..10 */
+	want[0] = 0;
+	for (i = 0; i < 36; i++)
+		strcat(want, "err 9\n");
+	TEST_SAYS(who, want, "sysfuzz");
+	for (i = 0; i < ARRAY_SIZE(dirfds); i++)
+		TEST_SAYS(who, "err 9\n", "openat", dirfds[i],
+			  "data/hello.txt");
+	free_tree(&t);
+}
+
+/*
+ * What a tenant may not do is EPERM, from the system process (an open
+ * mode not granted) or the kernel (a type not allowed); nothing changes.
+ */
+UVM_TEST(calls_not_granted)
+{
+	static const char *const none[] = { NULL };
+	char root[TPATH_LEN], path[PATH_MAX];
+	const char *const who[] = { "--root", root, NULL };
+	struct tree t;
+
+	if (!prepare(_metadata, &self->e))
+		return;
+	TREE(&t, "root");
+	TPATH(root, &t, "root");
+
+	/* --root: read-only files */
+	TEST_SAYS(who, "err 1\n", "write", "/x.txt", "hi");
+	TEST_SAYS(who, "err 1\n", "pwrite", "/data/hello.txt", "0", "X");
+	TEST_SAYS(who, "err 1\n", "trunc", "/data/hello.txt", "0");
+	TEST_SAYS(who, "err 1\n", "mkdir", "/d");
+	TEST_SAYS(who, "err 1\n", "rm", "/data/hello.txt");
+	TEST_SAYS(who, "err 1\n", "rmdir", "/sub");
+	TEST_SAYS(who, "err 1\n", "mv", "/data/hello.txt", "/moved.txt");
+	/* opened read-only (granted), then FSYNC (not) */
+	TEST_SAYS(who, "err 1\n", "fsync", "/data/hello.txt");
+	snprintf(path, sizeof(path), "%s/data/hello.txt", root);
+	EXPECT_TRUE(holds(path, HELLO_T));
+	snprintf(path, sizeof(path), "%s/x.txt", root);
+	EXPECT_FALSE(exists(path));
+	snprintf(path, sizeof(path), "%s/d", root);
+	EXPECT_FALSE(exists(path));
+	snprintf(path, sizeof(path), "%s/moved.txt", root);
+	EXPECT_FALSE(exists(path));
+	snprintf(path, sizeof(path), "%s/sub", root);
+	EXPECT_TRUE(exists(path));
+
+	/* the default tenant: stdio, exit, clock, ipc; no file call */
+	TEST_SAYS(none, "err 1\n", "open", "/data/hello.txt");
+	TEST_SAYS(none, "err 1\n", "random", "16");
+	TEST_SAYS(none, "err 1\n", "mkdir", "/d");
+	GUEST(none, 1, "", cat_img, "/data/hello.txt");
+	EXPECT_STREQ("cat: /data/hello.txt: EPERM\n", run.err);
+	free_tree(&t);
+}
+
+/* Two tenants of one policy file: each reads its own root only. */
+UVM_TEST(two_tenants)
+{
+	char ra[TPATH_LEN], rb[TPATH_LEN], pol[TPATH_LEN], text[1024];
+	const char *const a[] = { "--policy", pol, "--tenant", "a", NULL };
+	const char *const b[] = { "--policy", pol, "--tenant", "b", NULL };
+	int fd, ret = 0;
+	struct tree t;
+
+	if (!prepare(_metadata, &self->e))
+		return;
+	TREE(&t, "a", "b");
+	TPATH(ra, &t, "a");
+	TPATH(rb, &t, "b");
+	fd = open(ra, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ret = fd < 0 ? -errno : put_file(fd, "a-only.txt", "alpha\n");
+	if (fd >= 0)
+		close(fd);
+	EXPECT_EQ(0, ret);
+	fd = open(rb, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ret = fd < 0 ? -errno : put_file(fd, "b-only.txt", "beta\n");
+	if (fd >= 0)
+		close(fd);
+	EXPECT_EQ(0, ret);
+	snprintf(text, sizeof(text),
+		 "# two tenants, both may read\n"
+		 "[tenant a]\nroot = %s\ncalls = write read exit clock openat close pread fstat\n\n"
+		 "[tenant b]\nroot = %s\ncalls = write read exit clock openat close pread fstat\n",
+		 ra, rb);
+	write_policy(_metadata, &t, pol, sizeof(pol), text);
+
+	GUEST(a, 0, "alpha\n", cat_img, "/a-only.txt");
+	GUEST(b, 0, "beta\n", cat_img, "/b-only.txt");
+	GUEST(a, 1, "", cat_img, "/b-only.txt");
+	EXPECT_STREQ("cat: /b-only.txt: ENOENT\n", run.err);
+	GUEST(b, 1, "", cat_img, "/a-only.txt");
+	EXPECT_STREQ("cat: /a-only.txt: ENOENT\n", run.err);
+	TEST_SAYS(a, "err 18\n", "openat", "-100", "../b/b-only.txt");
+	TEST_SAYS(b, "err 18\n", "openat", "-100", "../a/a-only.txt");
+	TEST_SAYS(a, "err 18\n", "openat", "-100", "/../b/b-only.txt");
+	free_tree(&t);
+}
+
+/*
+ * `nvxtool uvm serve --debug-forbidden-syscall` calls socket() once
+ * confined: the seccomp filter kills it with SIGSYS. --verbose says who
+ * it serves, the policy it set on the endpoint and the filter. Also as
+ * another uid (a policy file tenant with uid and gid).
+ */
+UVM_TEST(seccomp_kills)
+{
+	struct nvx_uvm_endpoint ep = { .max_vms = 1 };	/* no CLOEXEC */
+	char root[TPATH_LEN], pol[TPATH_LEN], text[512];
+	char fd[16], want[512];
+	struct nvx_uvm_policy p;
+	struct tree t;
+	int ret;
+
+	if (!prepare(_metadata, &self->e))
+		return;
+	ret = nvx_ioctl(self->e.fd, NVX_IOC_UVM_ENDPOINT, &ep);
+	ASSERT_EQ(0, ret) TH_LOG("NVX_IOC_UVM_ENDPOINT: %s", strerror(-ret));
+	snprintf(fd, sizeof(fd), "%d", ep.fd);
+	TREE(&t, "root");
+	TPATH(root, &t, "root");
+
+	nvxtool(&run, "uvm", "serve", "--ep-fd", fd, "--root", root,
+		"--verbose", "--debug-forbidden-syscall", NULL);
+	EXPECT_TRUE(WIFSIGNALED(run.status) && WTERMSIG(run.status) == SIGSYS)
+		TH_LOG("%s: status %#x; stderr: '%s'", run.cmd, run.status,
+		       run.err);
+	snprintf(want, sizeof(want),
+		 "nvxtool: sys: tenant -: root %s, uid -1, gid -1\n", root);
+	EXPECT_NE(NULL, strstr(run.err, want)) TH_LOG("stderr: '%s'", run.err);
+	snprintf(want, sizeof(want),
+		 "nvxtool: sys: policy: allow %#llx, flags 0, max_bulk 0, max_in_flight 0, rate 0, burst 0\n",
+		 (unsigned long long)ROOT_CALLS);
+	EXPECT_NE(NULL, strstr(run.err, want)) TH_LOG("stderr: '%s'", run.err);
+	EXPECT_NE(NULL, strstr(run.err,
+			       "nvxtool: sys: seccomp filter: 35 rules, installed in "))
+		TH_LOG("stderr: '%s'", run.err);
+	EXPECT_EQ(NULL, strstr(run.err, "was allowed"));
+	memset(&p, 0, sizeof(p));
+	EXPECT_EQ(0, nvx_ioctl(ep.fd, NVX_UVM_EP_IOC_GET_POLICY, &p));
+	EXPECT_EQ(ROOT_CALLS, p.allow);
+	EXPECT_EQ(0U, p.flags);
+
+	/* as uid and gid 65534: the ids are set before the filter */
+	snprintf(text, sizeof(text),
+		 "[tenant nobody]\nroot = %s\nuid = 65534\ngid = 65534\ncalls = write exit\n",
+		 root);
+	write_policy(_metadata, &t, pol, sizeof(pol), text);
+	nvxtool(&run, "uvm", "serve", "--ep-fd", fd, "--policy", pol,
+		"--tenant", "nobody", "--verbose", "--debug-forbidden-syscall",
+		NULL);
+	EXPECT_TRUE(WIFSIGNALED(run.status) && WTERMSIG(run.status) == SIGSYS)
+		TH_LOG("%s: status %#x; stderr: '%s'", run.cmd, run.status,
+		       run.err);
+	snprintf(want, sizeof(want),
+		 "nvxtool: sys: tenant nobody: root %s, uid 65534, gid 65534\n",
+		 root);
+	EXPECT_NE(NULL, strstr(run.err, want)) TH_LOG("stderr: '%s'", run.err);
+	memset(&p, 0, sizeof(p));
+	EXPECT_EQ(0, nvx_ioctl(ep.fd, NVX_UVM_EP_IOC_GET_POLICY, &p));
+	EXPECT_EQ(CALL(WRITE) | CALL(EXIT), p.allow);
+	close(ep.fd);
+	free_tree(&t);
+}
+
+/* A --root tenant's getrandom, fstat, lseek and getdents. */
+UVM_TEST(getrandom_and_stat)
+{
+	char root[TPATH_LEN];
+	const char *const who[] = { "--root", root, NULL };
+	struct tree t;
+	size_t len;
+
+	if (!prepare(_metadata, &self->e))
+		return;
+	TREE(&t, "root");
+	TPATH(root, &t, "root");
+
+	TEST_SAYS(who, "ok 64\n", "random", "64");
+	/* more than one message moves (NVX_UVM_MAX_BULK each) */
+	TEST_SAYS(who, "ok 300000\n", "random", "300000");
+	TEST_SAYS(who, "type reg size 22 mode 644 nlink 1\n", "stat",
+		  "/data/hello.txt");
+	TEST_SAYS(who, "type reg size 22 mode 644 nlink 1\n", "stat", "/in");
+	TEST_SAYS(who, NULL, "stat", "/sub");
+	EXPECT_EQ(0, strncmp(run.out, "type dir size ", 14)) TH_LOG("%s", run.out);
+	len = strlen(run.out);
+	EXPECT_TRUE(len > 17 && !strcmp(run.out + len - 17, " mode 755 nlink 2\n"))
+		TH_LOG("%s", run.out);
+	TEST_SAYS(who, "size 22\n", "lseek", "/data/hello.txt");
+	TEST_SAYS(who, "", "ls", "/sub");
+	TEST_SAYS(who, "hello.txt\n", "ls", "/data");
+	/* in the order of the directory */
+	TEST_SAYS(who, NULL, "ls", "/");
+	EXPECT_EQ(4, lines(run.out)) TH_LOG("%s", run.out);
+	EXPECT_TRUE(has_line(run.out, "data")) TH_LOG("%s", run.out);
+	EXPECT_TRUE(has_line(run.out, "sub")) TH_LOG("%s", run.out);
+	EXPECT_TRUE(has_line(run.out, "out")) TH_LOG("%s", run.out);
+	EXPECT_TRUE(has_line(run.out, "in")) TH_LOG("%s", run.out);
+	free_tree(&t);
+}
+
+/* A malformed policy file or a bad tenant choice: exit 2, naming the line. */
+UVM_TEST(policy_file_usage_errors)
+{
+	char root[TPATH_LEN], pol[TPATH_LEN], want[PATH_MAX + 64];
+	const char *const who[] = { "--policy", pol, "--tenant", "t", NULL };
+	const char *const zz[] = { "--policy", pol, "--tenant", "zz", NULL };
+	struct tree t;
+
+	if (!prepare(_metadata, &self->e))
+		return;
+	TREE(&t, "root");
+	TPATH(root, &t, "root");
+
+	write_policy(_metadata, &t, pol, sizeof(pol),
+		     "# a typo\n[tenant t]\nrot = /x\n");
+	GUEST(who, 2, "", test_img, "args");
+	snprintf(want, sizeof(want), "nvxtool: %s:3: unknown key 'rot'\n", pol);
+	EXPECT_NE(NULL, strstr(run.err, want)) TH_LOG("stderr: '%s'", run.err);
+
+	write_policy(_metadata, &t, pol, sizeof(pol),
+		     "[tenant t]\ncalls = write exit openat\n");
+	GUEST(who, 2, "", test_img, "args");
+	snprintf(want, sizeof(want),
+		 "nvxtool: %s:1: tenant t: openat, mkdir, unlink and rename need a root\n",
+		 pol);
+	EXPECT_NE(NULL, strstr(run.err, want)) TH_LOG("stderr: '%s'", run.err);
+
+	write_policy(_metadata, &t, pol, sizeof(pol),
+		     "[tenant t]\ncalls = write exit\n");
+	GUEST(zz, 2, "", test_img, "args");
+	snprintf(want, sizeof(want), "nvxtool: %s: no tenant 'zz'\n", pol);
+	EXPECT_NE(NULL, strstr(run.err, want)) TH_LOG("stderr: '%s'", run.err);
+	/* the good tenant runs (test.img's argv[0] is the image as given) */
+	snprintf(want, sizeof(want), "%s\nargs\n", test_img);
+	GUEST(who, 0, want, test_img, "args");
+
+	nvxtool(&run, "uvm", "run", "--root", root, "--policy", pol,
+		"--tenant", "t", test_img, NULL);
+	expect_run(_metadata, &run, 2, "");
+	free_tree(&t);
+}
+
+TEST_HARNESS_MAIN
