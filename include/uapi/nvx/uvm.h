@@ -406,7 +406,7 @@ struct nvx_uvm_reply {
 /**
  * struct nvx_uvm_ep_stats - NVX_UVM_EP_IOC_STATS
  * @flags: in: must be 0.
- * @nr_vms: out: VMs attached now.
+ * @nr_vms: out: VMs attached now (and being attached).
  * @queued: out: messages waiting for RECV.
  * @taken: out: messages received and not replied to.
  * @gone: out: VM_GONE notices waiting.
@@ -447,6 +447,9 @@ struct nvx_uvm_ep_stats {
 #define NVX_UVM_LIMIT_IN_FLIGHT	2
 #define NVX_UVM_LIMIT_RATE	3
 
+/* the most messages per second a rate limit may name */
+#define NVX_UVM_MAX_RATE	1000000
+
 /* every type a guest may send */
 #define NVX_UVM_POLICY_ALL	(~0ULL << 1)
 
@@ -465,8 +468,8 @@ struct nvx_uvm_ep_stats {
  * @max_in_flight: requests taken and not completed (RECVs posted and
  *	VM-to-VM messages waiting count); 0 = no limit but the ring's.
  *	Over it: -EBUSY.
- * @rate: messages per second (a token bucket, refilled continuously);
- *	0 = no limit. Over it: -EAGAIN.
+ * @rate: messages per second, up to NVX_UVM_MAX_RATE (a token bucket,
+ *	refilled continuously); 0 = no limit. Over it: -EAGAIN.
  * @burst: the bucket's depth, in messages; 0 = max(1, @rate / 10).
  * @reserved: must be 0.
  *
@@ -474,7 +477,9 @@ struct nvx_uvm_ep_stats {
  * (NVX_UVM_ERR_LIMIT, detail NVX_UVM_LIMIT_*) instead; a type that is
  * not allowed is always an error completion. A new policy replaces the
  * old one atomically: each message is checked against exactly one of
- * them. A new endpoint allows every type, no limits, no VM-to-VM.
+ * them. A new endpoint allows every type, no limits, no VM-to-VM
+ * (before policies existed a message with a @dst went to the system
+ * process; now it completes -EPERM unless VM-to-VM is allowed).
  */
 struct nvx_uvm_policy {
 	__u32 flags;

@@ -245,7 +245,8 @@ void nvx_uvm_fail(struct nvx_uvm_chan *ch, u32 reason, u64 detail)
 	lockdep_assert_held(&ch->lock);
 	if (ch->reason)
 		return;
-	ch->reason = reason;
+	/* VM-to-VM senders read it under ep->lock only */
+	WRITE_ONCE(ch->reason, reason);
 	ch->detail = detail;
 	trace_nvx_uvm_fail(ch->vm_id, reason, detail);
 	kvm_vm_dead(ch->kvm);
@@ -424,6 +425,9 @@ static void nvx_uvm_answer(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s,
 
 	nvx_uvm_cqe(&m, ch, s, status);
 	nvx_uvm_slot_put(ch, s);
+	/* an earlier answer of the batch may have found the CQ broken */
+	if (ch->reason)
+		return;
 	if (status == -EPERM)
 		ch->denied++;
 	else if (status == -EMSGSIZE || status == -EBUSY ||
@@ -458,12 +462,14 @@ static void nvx_uvm_doorbell(struct nvx_uvm_chan *ch)
 	struct nvx_uvm_slot *s, *tmp;
 	struct nvx_uvm_pol pol;
 	u32 prod, n, unconsumed, reason = 0, taken = 0;
-	u64 detail = 0, denied = ch->denied, limited = ch->limited;
+	u64 detail = 0, denied, limited;
 	int err;
 
 	mutex_lock(&ch->lock);
 	if (ch->reason)
 		goto out;
+	denied = ch->denied;
+	limited = ch->limited;
 	ch->doorbells++;
 	WRITE_ONCE(c->doorbells, (u32)ch->doorbells);
 	prod = READ_ONCE(c->sq_prod);
@@ -632,9 +638,6 @@ static int nvx_uvm_chan_release(struct inode *inode, struct file *file)
 	struct nvx_uvm_chan *ch = file->private_data;
 	LIST_HEAD(moves);
 
-	/* nothing stops a VM once it is detached: the detach bounces */
-	if (cancel_work_sync(&ch->bounce))
-		nvx_uvm_chan_put(ch);
 	/* first: no vCPU is inside the doorbell once this returns */
 	if (ch->registered) {
 		mutex_lock(&ch->kvm->slots_lock);
@@ -647,11 +650,17 @@ static int nvx_uvm_chan_release(struct inode *inode, struct file *file)
 
 	mutex_lock(&ch->lock);
 	if (!ch->reason) {
-		ch->reason = NVX_UVM_DETACHED;
+		WRITE_ONCE(ch->reason, NVX_UVM_DETACHED);
 		trace_nvx_uvm_fail(ch->vm_id, ch->reason, 0);
 	}
 	nvx_uvm_detach(ch, true, &moves);
 	mutex_unlock(&ch->lock);
+	/*
+	 * With a reason set nvx_uvm_fail() queues no more bounces; the one
+	 * queued before (if any) has nothing left to do after the detach.
+	 */
+	if (cancel_work_sync(&ch->bounce))
+		nvx_uvm_chan_put(ch);
 	nvx_uvm_v2v_run(&moves);
 	nvx_uvm_chan_put(ch);
 	return 0;
@@ -976,7 +985,6 @@ static int nvx_uvm_ioc_attach(struct nvx_ucmd *ucmd)
 	if (ret)
 		goto err;
 	nvx_uvm_init_ctrl(ch);
-	nvx_uvm_publish(ch);
 
 	if (!ch->slow) {
 		kvm_iodevice_init(&ch->iodev, &nvx_uvm_iodev_ops);
@@ -993,6 +1001,8 @@ static int nvx_uvm_ioc_attach(struct nvx_ucmd *ucmd)
 			  a->flags & NVX_UVM_ATTACH_CLOEXEC ? O_CLOEXEC : 0);
 	if (ret < 0)
 		goto err_unregister;
+	/* nothing fails from here: the endpoint may stop it, REPLY to it */
+	nvx_uvm_publish(ch);
 	a->fd = ret;
 	a->vm_id = ch->vm_id;
 	a->mem_size = ch->mem_size;
@@ -1006,10 +1016,13 @@ err_unregister:
 	}
 err_detach:
 	mutex_lock(&ch->lock);
-	ch->reason = NVX_UVM_DETACHED;
+	WRITE_ONCE(ch->reason, NVX_UVM_DETACHED);
 	nvx_uvm_detach(ch, false, &moves);
 	mutex_unlock(&ch->lock);
-	/* a VM that never ran has nothing waiting for it; for form's sake */
+	/* a doorbell of a VMM that ran the vCPU early may have stopped it */
+	if (cancel_work_sync(&ch->bounce))
+		nvx_uvm_chan_put(ch);
+	/* unpublished: no other VM could message it; for form's sake */
 	nvx_uvm_v2v_run(&moves);
 err:
 	mutex_lock(&nvx_uvm_chans_lock);

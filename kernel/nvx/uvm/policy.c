@@ -45,7 +45,8 @@ static bool nvx_uvm_rate_ok(struct nvx_uvm_chan *ch,
 {
 	u64 now = ktime_get_ns(), t = NSEC_PER_SEC / p->rate;
 	u32 burst = p->burst ?: max(1U, p->rate / 10);
-	u64 tat = max(ch->rate_tat, now);
+	/* a bucket left deeper by an older policy is this one's at most */
+	u64 tat = min(max(ch->rate_tat, now), now + (u64)burst * t);
 
 	if (tat - now > (u64)(burst - 1) * t)
 		return false;
@@ -101,7 +102,7 @@ static bool nvx_uvm_pol_valid(const struct nvx_uvm_policy *u)
 	       !u->reserved[0] && !u->reserved[1] && !(u->allow & 1) &&
 	       u->max_bulk <= NVX_UVM_MAX_BULK &&
 	       u->max_in_flight <= NVX_UVM_MAX_ENTRIES &&
-	       u->rate <= NSEC_PER_SEC &&
+	       u->rate <= NVX_UVM_MAX_RATE &&
 	       (!(u->flags & NVX_UVM_POLICY_RESET) ||
 		(u->vm_id && u->flags == NVX_UVM_POLICY_RESET));
 }

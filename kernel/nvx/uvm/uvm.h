@@ -52,7 +52,7 @@ struct nvx_uvm_slot {
 	struct list_head node;		/* ep->queue, an inbox or recvs */
 	struct nvx_uvm_chan *ch;
 	struct nvx_uvm_slot *mate;	/* MOVING: the RECV it meets */
-	s32 err;			/* MOVING without a mate: its status */
+	s32 err;			/* a bounced message's status */
 	u16 idx;
 	u16 gen;			/* bumped on every reuse */
 	u8 state;

@@ -11,8 +11,9 @@
  * the oldest of each there. A pair is then moved with no lock held:
  * one copy from one grant to the other (the pages are the pool's,
  * pinned and in the direct map; both channels are referenced, so both
- * grants stay), then each side is completed under its own channel's
- * lock, one after the other, never nested.
+ * grants stay) under the lock of the VM the bytes go to, which is
+ * completed first, then the other side under its own lock: one channel
+ * lock at a time, never nested.
  *
  * A VM that goes takes its posted RECVs and its waiting messages with
  * it, and the messages waiting for it complete with -ECONNRESET; so do
@@ -61,13 +62,15 @@ static void nvx_uvm_v2v_match(struct nvx_uvm_chan *b, struct list_head *moves)
  *	nvx_uvm_v2v_run() once every lock is dropped.
  *
  * Return: 0, or the status to complete @s with: -ESRCH (no such VM on
- * this endpoint) or -ECONNRESET (it is stopped).
+ * this endpoint), -ECONNRESET (it is stopped) or -EPERM (its own policy
+ * forbids VM-to-VM messages).
  */
 int nvx_uvm_v2v_queue(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s,
 		      struct list_head *moves)
 {
 	struct nvx_uvm_ep *ep = ch->ep;
 	struct nvx_uvm_chan *b = ch;
+	struct nvx_uvm_pol pol;
 
 	lockdep_assert_held(&ch->lock);
 	lockdep_assert_held(&ep->lock);
@@ -80,6 +83,10 @@ int nvx_uvm_v2v_queue(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s,
 			return -ESRCH;
 		if (READ_ONCE(b->reason))
 			return -ECONNRESET;
+		/* a VM whose own policy forbids VM-to-VM takes nothing */
+		nvx_uvm_pol_get(b, &pol);
+		if (!(pol.flags & NVX_UVM_POLICY_VM2VM))
+			return -EPERM;
 		list_add_tail(&s->node, &b->inbox);
 	}
 	s->state = NVX_UVM_SLOT_WAIT;
@@ -186,41 +193,68 @@ static bool nvx_uvm_v2v_complete(struct nvx_uvm_chan *ch,
 	return done;
 }
 
-/* Move one pair: sender slot @s, its mate the RECV. */
+/*
+ * Move one pair: sender slot @s, its mate the RECV. The bytes land in
+ * one of the two VMs (the RECV's for a PUSH message, the sender's for a
+ * PULL one): that VM's lock is held across the copy, so nothing is
+ * written into a VM that stopped or went, and its completion is written
+ * first. Both completions are built before either slot is freed: a
+ * freed slot is reused by its guest's next message at once.
+ */
 static void nvx_uvm_v2v_move(struct nvx_uvm_slot *s)
 {
-	struct nvx_uvm_slot *r = s->mate;
-	struct nvx_uvm_chan *a = s->ch, *b = r->ch;
-	struct nvx_uvm_ep *ep = a->ep;
-	u32 moved = 0, sdir = s->msg.flags & NVX_UVM_MSGF_ALL;
+	struct nvx_uvm_slot *r = s->mate, *fs, *ss;
+	struct nvx_uvm_chan *a = s->ch, *b = r->ch, *first, *second;
+	u32 sdir = s->msg.flags & NVX_UVM_MSGF_ALL;
 	u32 rdir = r->msg.flags & NVX_UVM_MSGF_ALL;
-	struct nvx_uvm_msg m;
-	bool delivered;
+	bool push = sdir == NVX_UVM_MSGF_PUSH && rdir == NVX_UVM_MSGF_PULL;
+	bool pull = sdir == NVX_UVM_MSGF_PULL && rdir == NVX_UVM_MSGF_PUSH;
+	struct nvx_uvm_msg ma, mb, *fm, *sm;
+	struct nvx_uvm_ep *ep = a->ep;
+	u64 *fcount, *scount;
+	u32 moved = 0;
+	bool ok;
 
-	if (sdir == NVX_UVM_MSGF_PUSH && rdir == NVX_UVM_MSGF_PULL)
+	/* the RECV's: the sender's message; the sender's: the RECV's payload */
+	nvx_uvm_cqe(&mb, b, r, 0);
+	mb.src_vm = a->vm_id;
+	mb.src_tid = s->msg.src_tid;
+	mb.dst = b->vm_id;
+	memcpy(mb.payload, s->msg.payload, sizeof(mb.payload));
+	nvx_uvm_cqe(&ma, a, s, 0);
+	memcpy(ma.payload, r->msg.payload, sizeof(ma.payload));
+
+	if (pull) {
+		first = a, fs = s, fm = &ma, fcount = &a->vm2vm_out;
+		second = b, ss = r, sm = &mb, scount = &b->vm2vm_in;
+	} else {
+		first = b, fs = r, fm = &mb, fcount = &b->vm2vm_in;
+		second = a, ss = s, sm = &ma, scount = &a->vm2vm_out;
+	}
+	mutex_lock(&first->lock);
+	ok = !first->reason && !first->detached;
+	if (ok && push)
 		moved = nvx_uvm_g2g(b, r->sg, r->msg.sg_nr, a, s->sg,
 				    s->msg.sg_nr);
-	else if (sdir == NVX_UVM_MSGF_PULL && rdir == NVX_UVM_MSGF_PUSH)
+	else if (ok && pull)
 		moved = nvx_uvm_g2g(a, s->sg, s->msg.sg_nr, b, r->sg,
 				    r->msg.sg_nr);
-	trace_nvx_uvm_bulk(a->vm_id, true, moved);
+	fm->bulk_len = moved;
+	if (ok)
+		ok = !nvx_uvm_cq_write(first, fm);
+	if (ok)
+		(*fcount)++;
+	nvx_uvm_slot_put(first, fs);
+	mutex_unlock(&first->lock);
+	if (ok)
+		trace_nvx_uvm_bulk(first->vm_id, false, moved);
 
-	/* the RECV: the sender's message */
-	nvx_uvm_cqe(&m, b, r, 0);
-	m.src_vm = a->vm_id;
-	m.src_tid = s->msg.src_tid;
-	m.dst = b->vm_id;
-	m.bulk_len = moved;
-	memcpy(m.payload, s->msg.payload, sizeof(m.payload));
-	delivered = nvx_uvm_v2v_complete(b, r, &m, &b->vm2vm_in);
+	/* the other side learns whether the bytes arrived */
+	sm->status = ok ? 0 : -ECONNRESET;
+	sm->bulk_len = ok ? moved : 0;
+	nvx_uvm_v2v_complete(second, ss, sm, ok ? scount : NULL);
 
-	/* the sender: the RECV's payload */
-	nvx_uvm_cqe(&m, a, s, delivered ? 0 : -ECONNRESET);
-	m.bulk_len = delivered ? moved : 0;
-	memcpy(m.payload, r->msg.payload, sizeof(m.payload));
-	nvx_uvm_v2v_complete(a, s, &m, delivered ? &a->vm2vm_out : NULL);
-
-	if (delivered) {
+	if (ok) {
 		spin_lock(&ep->lock);
 		ep->vm2vm++;
 		ep->vm2vm_bytes += moved;
