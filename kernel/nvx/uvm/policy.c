@@ -11,6 +11,7 @@
  * change replaces it whole (RCU), and the doorbell copies the one in
  * force once per batch, so each message meets exactly one policy.
  */
+#include <linux/atomic.h>
 #include <linux/ktime.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
@@ -21,6 +22,9 @@
 static const struct nvx_uvm_pol nvx_uvm_pol_default = {
 	.allow = NVX_UVM_POLICY_ALL,
 };
+
+/* Each policy set gets a new generation (0 is the default's). */
+static atomic64_t nvx_uvm_pol_gen = ATOMIC64_INIT(0);
 
 /**
  * nvx_uvm_pol_get() - the policy in force for a VM, copied
@@ -45,9 +49,14 @@ static bool nvx_uvm_rate_ok(struct nvx_uvm_chan *ch,
 {
 	u64 now = ktime_get_ns(), t = NSEC_PER_SEC / p->rate;
 	u32 burst = p->burst ?: max(1U, p->rate / 10);
-	/* a bucket left deeper by an older policy is this one's at most */
-	u64 tat = min(max(ch->rate_tat, now), now + (u64)burst * t);
+	u64 tat;
 
+	/* a new policy's bucket starts full: no debt outlives its policy */
+	if (ch->rate_gen != p->gen) {
+		ch->rate_gen = p->gen;
+		ch->rate_tat = 0;
+	}
+	tat = max(ch->rate_tat, now);
 	if (tat - now > (u64)(burst - 1) * t)
 		return false;
 	ch->rate_tat = tat + t;
@@ -140,6 +149,7 @@ int nvx_uvm_ep_ioc_set_policy(struct nvx_ucmd *ucmd)
 		p->max_in_flight = u->max_in_flight;
 		p->rate = u->rate;
 		p->burst = u->burst;
+		p->gen = atomic64_inc_return(&nvx_uvm_pol_gen);
 	}
 	spin_lock(&ep->lock);
 	if (ch)

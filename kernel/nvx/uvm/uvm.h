@@ -43,6 +43,7 @@ struct nvx_uvm_pol {
 	u32 max_in_flight;
 	u32 rate;
 	u32 burst;
+	u64 gen;			/* which SET made it */
 };
 
 struct nvx_uvm_chan;
@@ -126,6 +127,7 @@ struct nvx_uvm_chan {
 	struct nvx_uvm_gone *gone;	/* until queued on the endpoint */
 	struct nvx_uvm_pol __rcu *pol;	/* its own, or NULL: the endpoint's */
 	u64 rate_tat;			/* the rate limit's next arrival, ns */
+	u64 rate_gen;			/* of the policy rate_tat is for */
 	struct list_head inbox;		/* WAIT slots of senders, ep->lock */
 	struct list_head recvs;		/* its WAIT RECV slots, ep->lock */
 	struct work_struct bounce;	/* stopped: bounce its inbox */

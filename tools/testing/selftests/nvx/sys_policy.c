@@ -62,6 +62,7 @@ SYS_TEST(set_policy_args)
 	BAD(max_bulk, ~0u, -EINVAL);
 	BAD(max_in_flight, NVX_UVM_MAX_ENTRIES + 1, -EINVAL);
 	BAD(max_in_flight, ~0u, -EINVAL);
+	BAD(rate, NVX_UVM_MAX_RATE + 1, -EINVAL);
 	/* no VM is attached: no VM id is known */
 	BAD(vm_id, 1, -ESRCH);
 	BAD(vm_id, ~0u, -ESRCH);
@@ -74,7 +75,7 @@ SYS_TEST(set_policy_args)
 	sys_policy_init(&p, 0, 0, 0);
 	p.max_bulk = NVX_UVM_MAX_BULK;
 	p.max_in_flight = NVX_UVM_MAX_ENTRIES;
-	p.rate = 1000;
+	p.rate = NVX_UVM_MAX_RATE;
 	p.burst = 100;
 	EXPECT_EQ(0, sys_policy_set(e->ep, &p));
 	expect_policy(_metadata, e->ep, 0, &p);
@@ -479,6 +480,48 @@ SYS_TEST(rate)
 		SKIP(return, "%llu ms passed: the sixth may have had a token",
 		     (unsigned long long)(t6a - t4b));
 	}
+}
+
+/*
+ * A debt run up under a slow rate does not outlive the policy: a new
+ * policy's bucket is full (rate 1/s drained, then 100/s: the next
+ * message passes).
+ */
+SYS_TEST(rate_raised)
+{
+	struct env *e = &self->e;
+	struct nvx_uvm_policy p;
+	struct nvx_uvm_recv r;
+	struct nvx_uvm_msg m, c;
+	struct bare *b;
+
+	ASSERT_EQ(0, sys_bare_up(e, e->ep, &b));
+	sys_policy_init(&p, 0, NVX_UVM_POLICY_ALL, 0);
+	p.rate = 1;
+	p.burst = 1;
+	ASSERT_EQ(0, sys_policy_set(e->ep, &p));
+	sys_msg(&m, NVX_UVM_MSG_IPC, 1, 0, 1);
+	ASSERT_EQ(0, bare_post(b, &m));
+	ASSERT_EQ(0, recv_nb(e->ep, &r));
+	ASSERT_EQ(0, sys_reply(e->ep, r.cookie, NVX_UVM_MSG_IPC, 0, 1));
+	ASSERT_EQ(0, bare_complete(b, &c));
+	EXPECT_EQ(0, c.status);
+	/* drained: the next would wait a second */
+	sys_msg(&m, NVX_UVM_MSG_IPC, 2, 0, 2);
+	ASSERT_EQ(0, bare_post(b, &m));
+	ASSERT_EQ(0, bare_complete(b, &c));
+	EXPECT_EQ(-EAGAIN, c.status);
+
+	p.rate = 100;
+	p.burst = 1;
+	ASSERT_EQ(0, sys_policy_set(e->ep, &p));
+	sys_msg(&m, NVX_UVM_MSG_IPC, 3, 0, 3);
+	ASSERT_EQ(0, bare_post(b, &m));
+	ASSERT_EQ(0, recv_nb(e->ep, &r)) TH_LOG("the old debt still counts");
+	EXPECT_EQ(3U, r.msg.tag);
+	ASSERT_EQ(0, sys_reply(e->ep, r.cookie, NVX_UVM_MSG_IPC, 0, 3));
+	ASSERT_EQ(0, bare_complete(b, &c));
+	EXPECT_EQ(0, c.status);
 }
 
 /*
