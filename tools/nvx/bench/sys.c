@@ -174,6 +174,33 @@ struct nvx_sys_run {
 
 static const char nvx_sys_peer[] = "PEER";
 
+/* What a run that stopped making progress was waiting for. */
+static void nvx_sys_stuck(int ep, struct nvx_sys_vm *v, unsigned int n,
+			  const struct nvx_sys_relay *rl)
+{
+	struct nvx_uvm_ep_stats st = { 0 };
+	struct nvx_uvm_status cs;
+	unsigned int i;
+
+	ioctl(ep, NVX_UVM_EP_IOC_STATS, &st);
+	nvx_err("bench sys: endpoint: %u VMs, %u queued, %u taken, %llu in, %llu out; relay: %u sends and %u receives parked",
+		st.nr_vms, st.queued, st.taken,
+		(unsigned long long)st.msgs_in,
+		(unsigned long long)st.msgs_out, rl->nr_send, rl->nr_recv);
+	for (i = 0; i < n; i++) {
+		if (nvx_uvm_status(&v[i].vm, &cs))
+			continue;
+		nvx_err("bench sys: vm %u: reason %u, in flight %u, doorbells %llu, in %llu, out %llu, irqs %llu; credits %u, flags %#x, runs %llu",
+			cs.vm_id, cs.reason, cs.in_flight,
+			(unsigned long long)cs.doorbells,
+			(unsigned long long)cs.msgs_in,
+			(unsigned long long)cs.msgs_out,
+			(unsigned long long)cs.irqs,
+			v[i].vm.ctrl->credits, v[i].vm.ctrl->flags,
+			(unsigned long long)v[i].vm.runs);
+	}
+}
+
 /* Run the VMs of @run on one endpoint, this thread their system side. */
 static int nvx_sys_run(struct nvx_sys_run *run)
 {
@@ -240,6 +267,7 @@ static int nvx_sys_run(struct nvx_sys_run *run)
 		if (poll(pfd, 2, 60000) <= 0) {
 			where = "no progress in 60 s";
 			ret = -ETIMEDOUT;
+			nvx_sys_stuck(ep.fd, v, run->nr_vms, &rl);
 			goto out_vms;
 		}
 		if (pfd[1].revents && read(done_fd, &n, sizeof(n)) == sizeof(n))

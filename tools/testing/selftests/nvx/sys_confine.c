@@ -729,7 +729,7 @@ UVM_TEST(getrandom_and_stat)
 	TEST_SAYS(who, NULL, "stat", "/sub");
 	EXPECT_EQ(0, strncmp(run.out, "type dir size ", 14)) TH_LOG("%s", run.out);
 	len = strlen(run.out);
-	EXPECT_TRUE(len > 17 && !strcmp(run.out + len - 17, " mode 755 nlink 2\n"))
+	EXPECT_TRUE(len > 18 && !strcmp(run.out + len - 18, " mode 755 nlink 2\n"))
 		TH_LOG("%s", run.out);
 	TEST_SAYS(who, "size 22\n", "lseek", "/data/hello.txt");
 	TEST_SAYS(who, "", "ls", "/sub");
