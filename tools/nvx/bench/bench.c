@@ -14,6 +14,7 @@
  * The options, the dispatcher and the JSON writer are nvxtool's
  * (common.c, json.c); bench.h describes how a benchmark plugs in.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,7 +160,8 @@ void nvx_bench_shrink(struct nvx_ctx *ctx, uint64_t bytes, const char *what)
 	for (i = 0; i < 100 && bytes; i++) {
 		memset(&r, 0, sizeof(r));
 		r.bytes = bytes;
-		if (!ioctl(ctx->fd, NVX_IOC_POOL_SHRINK, &r))
+		/* EBUSY: part of it is dirty yet; done says what went */
+		if (!ioctl(ctx->fd, NVX_IOC_POOL_SHRINK, &r) || errno == EBUSY)
 			bytes -= r.done < bytes ? r.done : bytes;
 		if (bytes)
 			usleep(50000);
