@@ -24,7 +24,6 @@
 
 #include <nvx/pool.h>
 
-
 #include "bench.h"
 
 /* A benchmark NAME: its usage nvx_bench_NAME_usage, cmd_bench_NAME. */
