@@ -37,6 +37,13 @@
  *				fstat(63), close(1000), close(-5)
  *   sysfuzz			for fd -1, 0x7fffffff, 64, 65, 3..10:
  *				close(fd), read(fd), fstat(fd), as fdops
+ *   hold PATH MS		open() read-only: "fd N"; keep it open MS
+ *				ms (halted between the runtime's 10 ms
+ *				ticks, attached all along), then read 5
+ *				bytes: "read N", and close it
+ *   usefd N			an fd this VM may not have: read(N, 16),
+ *				pread(N, 16, 0), fstat(N), close(N), one
+ *				line each ("ok R" if a call succeeds)
  *
  * VM-to-VM messages (exit 0, or 1 with "MODE: WHAT at ITERATION: ..."
  * on stderr; 2 when out of memory or LEN > NVX_UVM_MAX_BULK). Bulk
@@ -663,6 +670,59 @@ static int t_sysfuzz(void)
 	return 0;
 }
 
+/*
+ * Wait @ms milliseconds, still attached. With the runtime's tick (when
+ * the VMM gave an interrupt vector) halt between its 10 ms interrupts,
+ * which cost next to nothing; else spin.
+ */
+static void pause_ms(unsigned long ms)
+{
+	unsigned long long end = clock_ns() + ms * 1000000ULL;
+	unsigned int vec = ctrl()->irq_vector;
+	int tick = vec >= 32 && vec < 255;
+
+	while (clock_ns() < end) {
+		if (tick)
+			asm volatile("sti; hlt; cli" ::: "memory");
+		else
+			cpu_relax();
+	}
+}
+
+static int t_hold(void)
+{
+	int fd = open(args[2], O_RDONLY, 0), ret;
+	char buf[5];
+	long n;
+
+	if (fd < 0)
+		return result(fd, 1);
+	say("fd", fd);
+	pause_ms(arg(3, 0));
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0)
+		result(n, 1);
+	else
+		say("read", n);
+	ret = close(fd);
+	if (ret < 0)
+		result(ret, 1);
+	return 0;
+}
+
+static int t_usefd(void)
+{
+	struct nvx_uvm_stat st;
+	int fd = sarg(2, 0);
+	char buf[16];
+
+	result(read(fd, buf, sizeof(buf)), 1);
+	result(pread(fd, buf, sizeof(buf), 0), 1);
+	result(fstat(fd, &st), 1);
+	result(close(fd), 1);
+	return 0;
+}
+
 /* --------------------------------------------------------- VM-to-VM --- */
 
 #define RELAY_SEND	1
@@ -911,10 +971,10 @@ static int print_usage(void)
 		"  pwrite PATH OFF TEXT | stat PATH | ls PATH |\n",
 		"  mkdir PATH [MODE] | rm PATH | rmdir PATH | mv OLD NEW |\n",
 		"  trunc PATH LEN | lseek PATH | fsync PATH | random N |\n",
-		"  fdops | sysfuzz | vm-echo N [MAXLEN] |\n",
-		"  vm-ping DST N LEN [SEGS] | vm-offer N LEN |\n",
-		"  vm-pull DST N LEN | vm-send DST [LEN] | vm-recv1 |\n",
-		"  relay-ping N LEN | relay-echo N |\n",
+		"  fdops | sysfuzz | hold PATH MS | usefd N |\n",
+		"  vm-echo N [MAXLEN] | vm-ping DST N LEN [SEGS] |\n",
+		"  vm-offer N LEN | vm-pull DST N LEN | vm-send DST [LEN] |\n",
+		"  vm-recv1 | relay-ping N LEN | relay-echo N |\n",
 		"  bench-pread PATH N LEN | deny N\n",
 	};
 	unsigned int i;
@@ -997,6 +1057,8 @@ static const struct mode {
 	{ "random", 3, t_random },
 	{ "fdops", 2, t_fdops },
 	{ "sysfuzz", 2, t_sysfuzz },
+	{ "hold", 4, t_hold },
+	{ "usefd", 3, t_usefd },
 	{ "vm-echo", 3, t_vm_echo },
 	{ "vm-ping", 5, t_vm_ping },
 	{ "vm-offer", 4, t_vm_offer },

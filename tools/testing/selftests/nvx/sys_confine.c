@@ -3,12 +3,14 @@
  * nvx selftests, group "sys": the confined reference system process.
  *
  * Real guests under `nvxtool uvm run` (nvxtool from PATH, test.img and
- * cat.img from beside this program), each test with a tenant tree of
- * its own under /tmp: a root (data/hello.txt, sub/, a symbolic link
- * "out" to /etc and one "in" to data/hello.txt) and, outside it, a
- * "secret". Paths resolve beneath the root only (EXDEV, ELOOP for
- * magic links), nothing is created outside it, fds are the VM's own,
- * a call the tenant may not make is EPERM, two tenants see only their
+ * cat.img from beside this program), or in VMMs of the test served by
+ * one `nvxtool uvm serve`, each test with a tenant tree of its own
+ * under /tmp: a root (data/hello.txt, sub/, a symbolic link "out" to
+ * /etc and one "in" to data/hello.txt) and, outside it, a "secret".
+ * Paths resolve beneath the root only (EXDEV, ELOOP for magic links),
+ * nothing is created outside it, fds are the VM's own (also against
+ * another VM of the same system process), a call the tenant may not
+ * make is EPERM, two tenants see only their
  * own files; `nvxtool uvm serve` dies of SIGSYS at a forbidden system
  * call; a bad policy file is a usage error. test.img prints "err E"
  * (E the positive errno) for a call that failed
@@ -24,6 +26,8 @@
 #define RUN_OUT		(64 << 10)	/* captured bytes per stream */
 #define RUN_ARGS	32
 #define RUN_MS		DEADLINE_MS
+#define WAIT_MS		30000	/* for a line of a background nvxtool */
+#define HOLD_MS		"3000"	/* foreign_vm_fds: VM A keeps its fd */
 #define TREE_LEN	64	/* "/tmp/nvx-sys_confine.XXXXXX" */
 #define TPATH_LEN	128	/* a path in the tree (TPATH()) */
 
@@ -39,6 +43,8 @@ struct run {
 	char cmd[1024];		/* its command line, for messages */
 	int status;		/* waitpid()'s; -1: it did not run */
 	bool timed_out;		/* killed after RUN_MS */
+	int fd[2];		/* pipes from its stdout, stderr; -1: ended */
+	size_t len[2];		/* bytes in out, err */
 	char out[RUN_OUT];	/* stdout, NUL-terminated (cut at RUN_OUT) */
 	char err[RUN_OUT];	/* stderr */
 };
@@ -47,32 +53,29 @@ static struct run run;
 static char test_img[PATH_MAX + 16], cat_img[PATH_MAX + 16];
 
 /*
- * Run @argv (stdin /dev/null, in a process group of its own, no core
- * dumps) and capture its stdout and stderr: waitpid()'s status.
+ * Start @argv (stdin /dev/null, in a process group of its own, no core
+ * dumps) with its stdout and stderr into pipes for pump(): its pid, or
+ * -1 (@r->status -1: it did not run).
  */
-static int run_argv(struct run *r, char *const argv[])
+static pid_t spawn(struct run *r, char *const argv[])
 {
-	struct pollfd p[2] = { { .fd = -1 }, { .fd = -1 } };
-	char *buf[2] = { r->out, r->err }, tmp[4096];
 	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, i, fd;
-	size_t n[2] = { 0, 0 }, len = 0, k;
-	uint64_t deadline = now_ms() + RUN_MS;
-	ssize_t got;
-	pid_t pid;
+	pid_t pid = -1;
+	size_t len = 0;
 
 	r->cmd[0] = 0;
 	r->out[0] = 0;
 	r->err[0] = 0;
 	r->status = -1;
 	r->timed_out = false;
+	r->fd[0] = r->fd[1] = -1;
+	r->len[0] = r->len[1] = 0;
 	for (i = 0; argv[i] && len < sizeof(r->cmd); i++)
 		len += snprintf(r->cmd + len, sizeof(r->cmd) - len, "%s%s",
 				i ? " " : "", argv[i]);
 	if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC))
 		goto out;
 	pid = fork();
-	if (pid < 0)
-		goto out;
 	if (!pid) {
 		struct rlimit no_core = { 0, 0 };
 
@@ -85,45 +88,96 @@ static int run_argv(struct run *r, char *const argv[])
 		execvp(argv[0], argv);
 		_exit(127);
 	}
-	close(po[1]);
-	close(pe[1]);
-	po[1] = -1;
-	pe[1] = -1;
-	p[0] = (struct pollfd){ .fd = po[0], .events = POLLIN };
-	p[1] = (struct pollfd){ .fd = pe[0], .events = POLLIN };
-	while (p[0].fd >= 0 || p[1].fd >= 0) {
-		if (now_ms() >= deadline) {
-			r->timed_out = true;
-			kill(-pid, SIGKILL);
-			break;
-		}
-		if (poll(p, 2, deadline - now_ms()) < 0 && errno != EINTR)
-			break;
+out:
+	for (i = 0; i < 2; i++) {
+		/* the write ends are the child's; the read ends pump()'s */
+		if (po[i] >= 0 && (i || pid < 0))
+			close(po[i]);
+		if (pe[i] >= 0 && (i || pid < 0))
+			close(pe[i]);
+	}
+	if (pid > 0) {
+		r->fd[0] = po[0];
+		r->fd[1] = pe[0];
+	}
+	return pid;
+}
+
+/*
+ * Read what @r's process writes into r->out and r->err until r->out
+ * holds @want or, with @want NULL, until both streams ended; give up at
+ * @deadline (now_ms()). Whether that came.
+ */
+static bool pump(struct run *r, uint64_t deadline, const char *want)
+{
+	char *buf[2] = { r->out, r->err }, tmp[4096];
+	struct pollfd p[2];
+	uint64_t now;
+	ssize_t got;
+	size_t k;
+	int i;
+
+	for (;;) {
+		if (want && strstr(r->out, want))
+			return true;
+		if (r->fd[0] < 0 && r->fd[1] < 0)
+			return !want;
+		now = now_ms();
+		if (now >= deadline)
+			return false;
+		for (i = 0; i < 2; i++)
+			p[i] = (struct pollfd){ .fd = r->fd[i],
+						.events = POLLIN };
+		if (poll(p, 2, deadline - now) < 0 && errno != EINTR)
+			return false;
 		for (i = 0; i < 2; i++) {
-			if (p[i].fd < 0 || !p[i].revents)
+			if (r->fd[i] < 0 || !p[i].revents)
 				continue;
-			got = read(p[i].fd, tmp, sizeof(tmp));
+			got = read(r->fd[i], tmp, sizeof(tmp));
 			if (got < 0 && errno == EINTR)
 				continue;
 			if (got <= 0) {
-				p[i].fd = -1;
+				close(r->fd[i]);
+				r->fd[i] = -1;
 				continue;
 			}
-			k = (size_t)got < RUN_OUT - 1 - n[i] ? (size_t)got :
-							      RUN_OUT - 1 - n[i];
-			memcpy(buf[i] + n[i], tmp, k);
-			n[i] += k;
-			buf[i][n[i]] = 0;
+			k = (size_t)got < RUN_OUT - 1 - r->len[i] ?
+				(size_t)got : RUN_OUT - 1 - r->len[i];
+			memcpy(buf[i] + r->len[i], tmp, k);
+			r->len[i] += k;
+			buf[i][r->len[i]] = 0;
 		}
 	}
-	waitpid(pid, &r->status, 0);
-out:
+}
+
+/* Close what is left of @r's pipes. */
+static void pump_end(struct run *r)
+{
+	int i;
+
 	for (i = 0; i < 2; i++) {
-		if (po[i] >= 0)
-			close(po[i]);
-		if (pe[i] >= 0)
-			close(pe[i]);
+		if (r->fd[i] >= 0)
+			close(r->fd[i]);
+		r->fd[i] = -1;
 	}
+}
+
+/*
+ * Run @argv as spawn() and capture its stdout and stderr (killing its
+ * process group after RUN_MS): waitpid()'s status.
+ */
+static int run_argv(struct run *r, char *const argv[])
+{
+	pid_t pid = spawn(r, argv);
+
+	if (pid < 0)
+		return r->status;
+	if (!pump(r, now_ms() + RUN_MS, NULL)) {
+		r->timed_out = true;
+		kill(-pid, SIGKILL);
+	}
+	pump_end(r);
+	waitpid(pid, &r->status, 0);
 	return r->status;
 }
 
@@ -368,18 +422,63 @@ static int lines(const char *s)
 	return n;
 }
 
-/* @s has the line @name. */
-static bool has_line(const char *s, const char *name)
+/* How many lines of @s are @name. */
+static int count_line(const char *s, const char *name)
 {
 	size_t len = strlen(name);
+	int n = 0;
 
 	for (; *s; s = strchr(s, '\n') + 1) {
-		if (!strncmp(s, name, len) && s[len] == '\n')
-			return true;
+		n += !strncmp(s, name, len) && s[len] == '\n';
 		if (!strchr(s, '\n'))
 			break;
 	}
-	return false;
+	return n;
+}
+
+/* @s has the line @name. */
+static bool has_line(const char *s, const char *name)
+{
+	return count_line(s, name) > 0;
+}
+
+/* Where the last line @name of @s starts; NULL if none. */
+static const char *last_line(const char *s, const char *name)
+{
+	size_t len = strlen(name);
+	const char *last = NULL;
+
+	for (; *s; s = strchr(s, '\n') + 1) {
+		if (!strncmp(s, name, len) && s[len] == '\n')
+			last = s;
+		if (!strchr(s, '\n'))
+			break;
+	}
+	return last;
+}
+
+/*
+ * Wait up to @ms for the child @pid of @e->kids (add_kid()) to end,
+ * SIGKILL it after that; forget it. Its wait status; -1 if it was
+ * killed here.
+ */
+static int wait_kid(struct env *e, pid_t pid, uint64_t ms)
+{
+	uint64_t end = now_ms() + ms;
+	int status = -1, i;
+	pid_t got;
+
+	while ((got = waitpid(pid, &status, WNOHANG)) == 0 && now_ms() < end)
+		usleep(10000);
+	if (got != pid) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		status = -1;
+	}
+	for (i = 0; i < MAX_KIDS; i++)
+		if (e->kids[i] == pid)
+			e->kids[i] = 0;
+	return status;
 }
 
 /* ------------------------------------------------------ the tests --- */
@@ -549,6 +648,142 @@ UVM_TEST(fds_checked)
 	for (i = 0; i < ARRAY_SIZE(dirfds); i++)
 		TEST_SAYS(who, "err 9\n", "openat", dirfds[i],
 			  "data/hello.txt");
+	free_tree(&t);
+}
+
+/*
+ * One `nvxtool uvm serve` for two VMs of its endpoint: fd tables are per
+ * VM. VM A opens a file and holds it (HOLD_MS); VM B, with A's fd
+ * number, gets EBADF for read, pread, fstat and close; A's fd is still
+ * good after that (A reads 5 bytes once B is done); the file is
+ * unchanged. The serve process exits 0 once both VMs are gone.
+ */
+UVM_TEST(foreign_vm_fds)
+{
+	struct nvx_uvm_endpoint ep = { .max_vms = 2 };	/* no CLOEXEC */
+	char root[TPATH_LEN], path[PATH_MAX], epfd[16];
+	char *const argv[] = { (char *)"nvxtool", (char *)"uvm",
+			       (char *)"serve", (char *)"--ep-fd", epfd,
+			       (char *)"--root", root, NULL };
+	struct env *e = &self->e;
+	struct vmm *a = NULL, *b = NULL;
+	const char *err9, *read5;
+	struct nvx_uvm_policy p;
+	uint64_t end;
+	int ret, status;
+	struct tree t;
+	pid_t pid = -1;
+	bool ok;
+
+	if (!prepare(_metadata, e))
+		return;
+	TREE(&t, "root");
+	TPATH(root, &t, "root");
+	ret = nvx_ioctl(e->fd, NVX_IOC_UVM_ENDPOINT, &ep);
+	if (ret)
+		free_tree(&t);
+	ASSERT_EQ(0, ret) TH_LOG("NVX_IOC_UVM_ENDPOINT: %s", strerror(-ret));
+	snprintf(epfd, sizeof(epfd), "%d", ep.fd);
+
+	/* the serve process: stdout (the guests' too) and stderr to run */
+	pid = spawn(&run, argv);
+	EXPECT_LT(0, pid) TH_LOG("%s: no pipe or fork", run.cmd);
+	if (pid < 0)
+		goto out;
+	ret = add_kid(e, pid);
+	EXPECT_EQ(0, ret);
+	if (ret) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+		goto out;
+	}
+	/* it is up once it set the --root policy on the endpoint */
+	end = now_ms() + WAIT_MS;
+	do {
+		memset(&p, 0, sizeof(p));
+		ret = nvx_ioctl(ep.fd, NVX_UVM_EP_IOC_GET_POLICY, &p);
+		if (ret || p.allow == ROOT_CALLS)
+			break;
+		usleep(10000);
+	} while (now_ms() < end);
+	EXPECT_EQ(0, ret) TH_LOG("NVX_UVM_EP_IOC_GET_POLICY: %s",
+				 strerror(-ret));
+	EXPECT_EQ(ROOT_CALLS, p.allow);
+	if (ret || p.allow != ROOT_CALLS) {
+		pump(&run, now_ms() + 100, NULL);
+		TH_LOG("%s did not set its policy; stderr: '%s'", run.cmd,
+		       run.err);
+		goto out;
+	}
+
+	a = vmm_new(e);
+	b = vmm_new(e);
+	EXPECT_TRUE(a && b);
+	if (!a || !b)
+		goto out;
+	ret = vmm_launch(e, a, ep.fd, 0, "test", "hold", "/data/hello.txt",
+			 HOLD_MS, NULL);
+	EXPECT_EQ(0, ret) TH_LOG("VM A: %s", vmm_why(a));
+	if (ret)
+		goto out;
+	ok = pump(&run, now_ms() + WAIT_MS, "fd 3\n");
+	EXPECT_TRUE(ok) TH_LOG("VM A did not open: stdout '%s'; stderr '%s'",
+			       run.out, run.err);
+	if (!ok)
+		goto out;
+	ret = vmm_launch(e, b, ep.fd, 0, "test", "usefd", "3", NULL);
+	EXPECT_EQ(0, ret) TH_LOG("VM B: %s", vmm_why(b));
+	if (ret)
+		goto out;
+	/* both attached: the serve process holds the endpoint now */
+	close(ep.fd);
+	ep.fd = -1;
+
+	EXPECT_EQ(0, vmm_wait(b, DEADLINE_MS));
+	EXPECT_EQ(0, vmm_wait(a, DEADLINE_MS));
+	EXPECT_EQ(0, b->ret) TH_LOG("VM B: %s", vmm_why(b));
+	EXPECT_EQ(0U, b->vm.exit_status);
+	EXPECT_EQ(0, a->ret) TH_LOG("VM A: %s", vmm_why(a));
+	EXPECT_EQ(0U, a->vm.exit_status);
+	/* VM_GONE of both: the serve process ends */
+	EXPECT_EQ(0, vmm_free(e, a));
+	EXPECT_EQ(0, vmm_free(e, b));
+	a = NULL;
+	b = NULL;
+	ok = pump(&run, now_ms() + WAIT_MS, NULL);
+	EXPECT_TRUE(ok) TH_LOG("%s did not end", run.cmd);
+	pump_end(&run);
+	status = wait_kid(e, pid, ok ? SHORT_MS : 0);
+	pid = -1;
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("%s: status %#x; stderr: '%s'", run.cmd, status,
+		       run.err);
+
+	/* A: "fd 3", "read 5"; B: four "err 9"; nothing else */
+	EXPECT_EQ(1, count_line(run.out, "fd 3")) TH_LOG("'%s'", run.out);
+	EXPECT_EQ(1, count_line(run.out, "read 5")) TH_LOG("'%s'", run.out);
+	EXPECT_EQ(4, count_line(run.out, "err 9")) TH_LOG("'%s'", run.out);
+	EXPECT_EQ(6, lines(run.out)) TH_LOG("'%s'", run.out);
+	/* A read after B's close(3): B closed nothing of A's */
+	err9 = last_line(run.out, "err 9");
+	read5 = last_line(run.out, "read 5");
+	EXPECT_TRUE(err9 && read5 && err9 < read5)
+		TH_LOG("VM B was not done before VM A read (after %s ms): '%s'",
+		       HOLD_MS, run.out);
+	EXPECT_STREQ("", run.err);
+out:
+	if (ep.fd >= 0)
+		close(ep.fd);
+	if (a)
+		vmm_free(e, a);
+	if (b)
+		vmm_free(e, b);
+	if (pid > 0)
+		wait_kid(e, pid, 0);
+	pump_end(&run);
+	snprintf(path, sizeof(path), "%s/data/hello.txt", root);
+	EXPECT_TRUE(holds(path, HELLO_T));
 	free_tree(&t);
 }
 
