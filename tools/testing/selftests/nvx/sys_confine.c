@@ -68,8 +68,10 @@ static pid_t spawn(struct run *r, char *const argv[])
 	r->err[0] = 0;
 	r->status = -1;
 	r->timed_out = false;
-	r->fd[0] = r->fd[1] = -1;
-	r->len[0] = r->len[1] = 0;
+	for (i = 0; i < 2; i++) {
+		r->fd[i] = -1;
+		r->len[i] = 0;
+	}
 	for (i = 0; argv[i] && len < sizeof(r->cmd); i++)
 		len += snprintf(r->cmd + len, sizeof(r->cmd) - len, "%s%s",
 				i ? " " : "", argv[i]);
