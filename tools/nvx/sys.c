@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <pthread.h>
 #include <sched.h>
@@ -29,6 +30,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <signal.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -40,7 +42,8 @@
 #include "nvx_uvm.h"
 #include "sys.h"
 
-#define NVX_SYS_MAX_WORKERS	256
+#define NVX_SYS_MAX_WORKERS	256	/* worker threads alive at once */
+#define NVX_SYS_VM_WORKERS	16	/* guest threads served per VM */
 
 #define NVX_SYS_CALL(type)	(1ULL << (type))
 
@@ -243,7 +246,8 @@ struct nvx_sys {
 	unsigned int open;
 	struct nvx_sys_vm *vms;		/* the dispatcher's */
 	struct nvx_sys_worker *workers[NVX_SYS_MAX_WORKERS];
-	unsigned int nr_workers;
+	unsigned int nr_workers;	/* in the table */
+	unsigned int live;		/* threads, retired ones too; atomic */
 	pthread_mutex_t buf_mu;
 	struct nvx_sys_item *free;	/* items with their buffers */
 };
@@ -1079,9 +1083,11 @@ static int nvx_sys_key(struct nvx_sys_parser *p, char *s)
 		break;
 	case NVX_SYS_K_UID:
 	case NVX_SYS_K_GID:
-		if (nvx_parse_uint(v, UINT32_MAX - 1, &n))
+		/* a tenant is never root */
+		if (nvx_parse_uint(v, UINT32_MAX - 1, &n) || !n)
 			return nvx_sys_perr(p, p->line,
-					    "%s: a number, not '%s'", key, v);
+					    "%s: a number from 1, not '%s'",
+					    key, v);
 		if (k == NVX_SYS_K_UID)
 			t->uid = n;
 		else
@@ -1120,10 +1126,12 @@ static int nvx_sys_key(struct nvx_sys_parser *p, char *s)
 		break;
 	case NVX_SYS_K_RATE:
 	case NVX_SYS_K_BURST:
-		if (nvx_sys_u32(v, UINT32_MAX, k == NVX_SYS_K_RATE ?
+		if (nvx_sys_u32(v, k == NVX_SYS_K_RATE ? NVX_UVM_MAX_RATE :
+				UINT32_MAX, k == NVX_SYS_K_RATE ?
 			       &t->rate : &t->burst))
 			return nvx_sys_perr(p, p->line,
-					    "%s: a number, not '%s'", key, v);
+					    "%s: a number (rate: up to %d), not '%s'",
+					    key, NVX_UVM_MAX_RATE, v);
 		break;
 	}
 	return ret;
@@ -1232,6 +1240,8 @@ static void *nvx_sys_worker_main(void *arg)
 	pthread_cond_destroy(&w->cv);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
+	/* a retired worker counts until its thread is done */
+	__atomic_fetch_sub(&sys->live, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -1239,12 +1249,18 @@ static struct nvx_sys_worker *nvx_sys_worker_for(struct nvx_sys *sys,
 						 uint64_t key)
 {
 	struct nvx_sys_worker *w;
-	unsigned int i;
+	unsigned int i, of_vm = 0;
 
-	for (i = 0; i < sys->nr_workers; i++)
+	for (i = 0; i < sys->nr_workers; i++) {
 		if (sys->workers[i]->key == key)
 			return sys->workers[i];
-	if (sys->nr_workers == NVX_SYS_MAX_WORKERS)
+		of_vm += sys->workers[i]->key >> 32 == key >> 32;
+	}
+	/* one VM cannot take the others' workers with made-up thread ids */
+	if (sys->nr_workers == NVX_SYS_MAX_WORKERS ||
+	    of_vm >= NVX_SYS_VM_WORKERS ||
+	    __atomic_load_n(&sys->live, __ATOMIC_RELAXED) >=
+	    NVX_SYS_MAX_WORKERS)
 		return NULL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
@@ -1253,7 +1269,11 @@ static struct nvx_sys_worker *nvx_sys_worker_for(struct nvx_sys *sys,
 	w->sys = sys;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
+	__atomic_fetch_add(&sys->live, 1, __ATOMIC_RELAXED);
 	if (pthread_create(&w->th, NULL, nvx_sys_worker_main, w)) {
+		__atomic_fetch_sub(&sys->live, 1, __ATOMIC_RELAXED);
+		pthread_cond_destroy(&w->cv);
+		pthread_mutex_destroy(&w->mu);
 		free(w);
 		return NULL;
 	}
@@ -1356,6 +1376,54 @@ static void nvx_sys_close_others(int a, int b)
 	close_range(from, ~0U, 0);
 }
 
+/*
+ * A tenant without a uid, run by root: uid 0 stays, every capability
+ * goes (bounding, ambient, effective, permitted, inheritable). Such a
+ * process can still reach what uid 0 owns: name a uid for a real
+ * separation (Documentation/nvx/uvm-sys.rst).
+ */
+static int nvx_sys_drop_caps(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2] = { };
+	int cap;
+
+	for (cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
+			goto fail;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) ||
+	    syscall(SYS_capset, &h, d))
+		goto fail;
+	memset(d, 0xff, sizeof(d));
+	if (syscall(SYS_capget, &h, d) || d[0].effective || d[0].permitted ||
+	    d[1].effective || d[1].permitted)
+		goto fail;
+	return NVX_EXIT_OK;
+fail:
+	nvx_err("sys: drop the capabilities: %s", strerror(errno));
+	return NVX_EXIT_FAIL;
+}
+
+/* Fds 0, 1, 2 open (on /dev/null when they were not). */
+static int nvx_sys_open_stdio(void)
+{
+	int fd;
+
+	for (;;) {
+		fd = open("/dev/null", O_RDWR);
+		if (fd < 0) {
+			nvx_err("sys: /dev/null: %s", strerror(errno));
+			return NVX_EXIT_FAIL;
+		}
+		if (fd > 2) {
+			close(fd);
+			return NVX_EXIT_OK;
+		}
+	}
+}
+
 /* Become the tenant's uid and gid, for good. */
 static int nvx_sys_set_ids(const struct nvx_sys_tenant *t)
 {
@@ -1363,7 +1431,7 @@ static int nvx_sys_set_ids(const struct nvx_sys_tenant *t)
 	gid_t rg, eg, sg;
 
 	if (t->uid < 0)
-		return NVX_EXIT_OK;
+		return geteuid() ? NVX_EXIT_OK : nvx_sys_drop_caps();
 	if (!geteuid() &&
 	    (setgroups(0, NULL) || setgid(t->gid) || setuid(t->uid))) {
 		nvx_err("sys: become uid %lld, gid %lld: %s",
@@ -1492,6 +1560,15 @@ static int nvx_sys_confine(struct nvx_sys *sys, const struct nvx_sys_tenant *t,
 	struct timespec t0, t1;
 	int ret;
 
+	/* guest fds 0-2 are ours, never the endpoint, the root or a file */
+	if (sys->ep_fd < 3) {
+		nvx_err("sys: the endpoint is fd %d, a guest's stdio",
+			sys->ep_fd);
+		return NVX_EXIT_FAIL;
+	}
+	ret = nvx_sys_open_stdio();
+	if (ret)
+		return ret;
 	/* 2. the root, while the process may still reach it */
 	if (t->root[0]) {
 		sys->root_fd = open(t->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -1502,6 +1579,15 @@ static int nvx_sys_confine(struct nvx_sys *sys, const struct nvx_sys_tenant *t,
 	}
 	/* 3. no fd but stdio, the endpoint and the root */
 	nvx_sys_close_others(sys->ep_fd, sys->root_fd);
+	/*
+	 * A file a guest grows past RLIMIT_FSIZE, or stdout whose reader
+	 * went, must fail that call, not kill the process. Files are made
+	 * 0644 at most. No core dump, no ptrace by the same uid.
+	 */
+	signal(SIGXFSZ, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	umask(022);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	/* 4. the tenant's ids */
 	ret = nvx_sys_set_ids(t);
 	if (ret)

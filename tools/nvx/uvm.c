@@ -125,7 +125,8 @@ static int cmd_uvm_serve(struct nvx_ctx *ctx, int argc, char **argv)
 			continue;
 		switch (c) {
 		case NVX_UVM_OPT_EP_FD:
-			if (nvx_parse_uint(optarg, INT_MAX, &v))
+			/* 0-2 are the guests' stdio */
+			if (nvx_parse_uint(optarg, INT_MAX, &v) || v < 3)
 				return nvx_usage_error(ctx, "bad --ep-fd: %s",
 						       optarg);
 			ep_fd = v;
