@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * nvxtool: the reference system process of light user VMs (sys.c),
+ * nvxtool: the reference system process of light user VMs (sys.c; its
+ * tenants and policy file: sys_policy.c),
  * behind `nvxtool uvm serve` and `nvxtool uvm run`. One per tenant: it
  * holds the tenant's endpoint, serves its VMs' forwarded calls with one
  * fd table per VM, and runs confined (its own uid, the tenant's root,
@@ -14,6 +15,29 @@
 #include <stdint.h>
 
 #include <nvx/uvm.h>
+
+#define NVX_SYS_CALL(type)	(1ULL << (type))
+
+/* The default tenant's calls: the guest runtime's stdio, exit, clock, ipc. */
+#define NVX_SYS_CALLS_BASE						\
+	(NVX_SYS_CALL(NVX_UVM_MSG_IPC) | NVX_SYS_CALL(NVX_UVM_MSG_WRITE) |	\
+	 NVX_SYS_CALL(NVX_UVM_MSG_READ) | NVX_SYS_CALL(NVX_UVM_MSG_EXIT) |	\
+	 NVX_SYS_CALL(NVX_UVM_MSG_CLOCK))
+
+/* --root DIR: the base, getrandom and the read-only file calls. */
+#define NVX_SYS_CALLS_RDONLY						\
+	(NVX_SYS_CALLS_BASE | NVX_SYS_CALL(NVX_UVM_MSG_GETRANDOM) |		\
+	 NVX_SYS_CALL(NVX_UVM_MSG_OPENAT) | NVX_SYS_CALL(NVX_UVM_MSG_CLOSE) |	\
+	 NVX_SYS_CALL(NVX_UVM_MSG_PREAD) | NVX_SYS_CALL(NVX_UVM_MSG_LSEEK) |	\
+	 NVX_SYS_CALL(NVX_UVM_MSG_FSTAT) | NVX_SYS_CALL(NVX_UVM_MSG_GETDENTS))
+
+/* The calls that resolve a path, and need a root. */
+#define NVX_SYS_CALLS_PATH						\
+	(NVX_SYS_CALL(NVX_UVM_MSG_OPENAT) | NVX_SYS_CALL(NVX_UVM_MSG_MKDIR) |	\
+	 NVX_SYS_CALL(NVX_UVM_MSG_UNLINK) | NVX_SYS_CALL(NVX_UVM_MSG_RENAME))
+
+/* Message types the system process knows by name: 0 .. NVX_SYS_NR_CALLS-1 */
+#define NVX_SYS_NR_CALLS	(NVX_UVM_MSG_GETRANDOM + 1)
 
 /* Guest fds per VM: 0, 1, 2 are stdio, files get 3 .. NVX_SYS_MAX_FDS-1. */
 #define NVX_SYS_MAX_FDS		64
@@ -109,5 +133,11 @@ int nvx_sys_apply_policy(int ep_fd, const struct nvx_sys_tenant *t,
  */
 int nvx_sys_serve(int ep_fd, const struct nvx_sys_tenant *t,
 		  const struct nvx_sys_opts *o);
+
+/* The name of message type @type in a policy file's calls; NULL if none. */
+const char *nvx_sys_call_name(unsigned int type);
+
+/* A line on stderr, after the program's name (nvxtool.h: __printf). */
+void __printf(1, 2) nvx_sys_info(const char *fmt, ...);
 
 #endif /* _NVX_SYS_H */
