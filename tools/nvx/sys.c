@@ -21,6 +21,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -41,9 +42,7 @@
 #include "nvxtool.h"
 #include "nvx_uvm.h"
 #include "sys.h"
-
-#define NVX_SYS_MAX_WORKERS	256	/* worker threads alive at once */
-#define NVX_SYS_VM_WORKERS	16	/* guest threads served per VM */
+#include "sys_int.h"
 
 /* The O_* flags a guest may pass to OPENAT; O_CLOEXEC is always added. */
 #define NVX_SYS_O_FLAGS		(O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | \
@@ -65,57 +64,17 @@ void __printf(1, 2) nvx_sys_info(const char *fmt, ...)
 
 /* ------------------------------------------------------ fd tables --- */
 
-enum {
-	NVX_SYS_F_IN	= 0x1,	/* the process's stdin: READ */
-	NVX_SYS_F_OUT	= 0x2,	/* its stdout or stderr: WRITE */
-	NVX_SYS_F_FILE	= 0x4,	/* a file or directory the guest opened */
-	NVX_SYS_F_ANY	= 0x7,
-};
-
-/**
- * struct nvx_sys_file - what a guest fd stands for
- * @fd: the host fd.
- * @kind: NVX_SYS_F_*.
- * @refs: NVX_SYS_F_FILE only: one for the table, one per call using it,
- *	under the VM's mutex; the last one closes @fd. A CLOSE takes the
- *	file out of the table at once, a call still using it finishes.
- */
-struct nvx_sys_file {
-	int fd;
-	unsigned int kind;
-	unsigned int refs;
-};
-
 /* Guest fds 0, 1, 2 of every VM; never closed (CLOSE unlinks them). */
-static struct nvx_sys_file nvx_sys_stdio[3] = {
+struct nvx_sys_file nvx_sys_stdio[3] = {
 	{ .fd = 0, .kind = NVX_SYS_F_IN },
 	{ .fd = 1, .kind = NVX_SYS_F_OUT },
 	{ .fd = 2, .kind = NVX_SYS_F_OUT },
 };
 
 /* A slot an OPENAT has taken and not filled yet: not an open fd. */
-static struct nvx_sys_file nvx_sys_reserved;
+struct nvx_sys_file nvx_sys_reserved;
 
-/**
- * struct nvx_sys_vm - one VM's fd table
- * @next: the dispatcher's list of VMs (only it walks the list).
- * @id: the VM's id in the endpoint.
- * @refs: one while the VM lives (dropped at its VM_GONE notice), one per
- *	request queued or being served (atomic).
- * @mu: guards @files and the files' @refs: the VM's guest threads are
- *	served by several workers at once.
- * @files: guest fd -> file; NULL when not open.
- */
-struct nvx_sys_vm {
-	struct nvx_sys_vm *next;
-	uint32_t id;
-	unsigned int refs;
-	pthread_mutex_t mu;
-	struct nvx_sys_file *files[NVX_SYS_MAX_FDS];
-};
-
-/* The file of guest fd @fd if it is one of @kinds, with a reference. */
-static struct nvx_sys_file *nvx_sys_fget(struct nvx_sys_vm *vm, int fd,
+struct nvx_sys_file *nvx_sys_fget(struct nvx_sys_vm *vm, int fd,
 					 unsigned int kinds)
 {
 	struct nvx_sys_file *f;
@@ -123,20 +82,20 @@ static struct nvx_sys_file *nvx_sys_fget(struct nvx_sys_vm *vm, int fd,
 	if (fd < 0 || fd >= NVX_SYS_MAX_FDS)
 		return NULL;
 	pthread_mutex_lock(&vm->mu);
-	f = vm->files[fd];
+	f = vm->gone ? NULL : vm->files[fd];
 	if (f == &nvx_sys_reserved || (f && !(f->kind & kinds)))
 		f = NULL;
-	if (f && f->kind == NVX_SYS_F_FILE)
+	if (f && (f->kind & NVX_SYS_F_OWNED))
 		f->refs++;
 	pthread_mutex_unlock(&vm->mu);
 	return f;
 }
 
-static void nvx_sys_fput(struct nvx_sys_vm *vm, struct nvx_sys_file *f)
+void nvx_sys_fput(struct nvx_sys_vm *vm, struct nvx_sys_file *f)
 {
 	bool last;
 
-	if (!f || f->kind != NVX_SYS_F_FILE)
+	if (!f || !(f->kind & NVX_SYS_F_OWNED))
 		return;
 	pthread_mutex_lock(&vm->mu);
 	last = !--f->refs;
@@ -147,8 +106,7 @@ static void nvx_sys_fput(struct nvx_sys_vm *vm, struct nvx_sys_file *f)
 	}
 }
 
-/* Take the lowest free guest fd from 3 for an OPENAT: the fd or -EMFILE. */
-static int nvx_sys_fd_reserve(struct nvx_sys_vm *vm)
+int nvx_sys_fd_reserve(struct nvx_sys_vm *vm)
 {
 	int fd;
 
@@ -163,12 +121,14 @@ static int nvx_sys_fd_reserve(struct nvx_sys_vm *vm)
 	return fd < NVX_SYS_MAX_FDS ? fd : -EMFILE;
 }
 
-/* Fill a reserved guest fd with @f, or give it back (@f NULL). */
-static void nvx_sys_fd_install(struct nvx_sys_vm *vm, int fd,
+void nvx_sys_fd_install(struct nvx_sys_vm *vm, int fd,
 			       struct nvx_sys_file *f)
 {
 	pthread_mutex_lock(&vm->mu);
 	vm->files[fd] = f;
+	/* no call of a VM that went may block on a socket */
+	if (f && vm->gone && (f->kind & NVX_SYS_F_SOCK))
+		shutdown(f->fd, SHUT_RDWR);
 	pthread_mutex_unlock(&vm->mu);
 }
 
@@ -202,72 +162,6 @@ static void nvx_sys_vm_put(struct nvx_sys_vm *vm)
 
 /* -------------------------------------------------- the process --- */
 
-struct nvx_sys_item {
-	struct nvx_sys_item *next;
-	struct nvx_uvm_recv r;
-	struct nvx_sys_vm *vm;
-	char *buf;		/* NVX_UVM_MAX_BULK bytes */
-};
-
-struct nvx_sys_worker {
-	uint64_t key;		/* vm id << 32 | guest thread */
-	pthread_t th;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct nvx_sys_item *head, *tail;
-	bool retire;		/* its VM is gone: end when the queue is empty */
-	struct nvx_sys *sys;
-};
-
-struct nvx_sys {
-	int ep_fd;
-	int root_fd;			/* O_PATH; -1: no root */
-	uint64_t calls;			/* the tenant's */
-	unsigned int open;
-	struct nvx_sys_vm *vms;		/* the dispatcher's */
-	struct nvx_sys_worker *workers[NVX_SYS_MAX_WORKERS];
-	unsigned int nr_workers;	/* in the table */
-	unsigned int live;		/* threads, retired ones too; atomic */
-	pthread_mutex_t buf_mu;
-	struct nvx_sys_item *free;	/* items with their buffers */
-};
-
-/* --------------------------------------------- the forwarded calls --- */
-
-/**
- * struct nvx_sys_call - one request being served
- * @sys: the process.
- * @vm: the VM's fd table.
- * @type: the message type.
- * @fc: the payload as a file call; @fc.ret is the completion's.
- * @payload: the completion's payload, for calls that are not file calls.
- * @buf: the PUSH data (the path of a path call; may be changed), then
- *	the PULL data.
- * @push_len: bytes the guest pushed (RECV's data_len); 0 without PUSH.
- * @in_len: of those, the bytes at @buf.
- * @room: bytes the guest's PULL segments hold; 0 without PULL.
- * @out: the reply's data (@buf unless a call points it elsewhere).
- * @out_len: its bytes, at most @room.
- * @st: FSTAT's reply.
- */
-struct nvx_sys_call {
-	struct nvx_sys *sys;
-	struct nvx_sys_vm *vm;
-	unsigned int type;
-	struct nvx_uvm_fcall fc;
-	uint8_t payload[NVX_UVM_PAYLOAD];
-	char *buf;
-	uint32_t push_len;
-	uint32_t in_len;
-	uint32_t room;
-	void *out;
-	uint32_t out_len;
-	struct nvx_uvm_stat st;
-};
-
-static_assert(sizeof(struct nvx_uvm_fcall) <= NVX_UVM_PAYLOAD,
-	      "a file call fits the payload");
-
 static int nvx_sys_openat2(int dirfd, const char *path, uint64_t flags,
 			   uint64_t mode)
 {
@@ -281,14 +175,22 @@ static int nvx_sys_openat2(int dirfd, const char *path, uint64_t flags,
 	return fd < 0 ? -errno : fd;
 }
 
-/* Write all of @len bytes, at @off (pwrite) or, when it is -1, at the end. */
-static int nvx_sys_write_all(int fd, const char *buf, size_t len, off_t off)
+/*
+ * Write all of @len bytes, at @off (pwrite) or, when it is -1, at the
+ * end; with @wait (a guest's non-blocking socket), waiting while the
+ * socket is full.
+ */
+static int nvx_sys_write_all(int fd, const char *buf, size_t len, off_t off,
+			     bool wait)
 {
 	ssize_t n;
 
 	while (len) {
 		n = off < 0 ? write(fd, buf, len) : pwrite(fd, buf, len, off);
 		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN && wait &&
+		    !nvx_sys_sock_wait(fd, POLLOUT))
 			continue;
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
@@ -380,10 +282,11 @@ static int nvx_sys_write(struct nvx_sys_call *c)
 	struct nvx_sys_file *f;
 	int ret;
 
-	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_OUT | NVX_SYS_F_FILE);
+	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_OUT | NVX_SYS_F_OWNED);
 	if (!f)
 		return -EBADF;
-	ret = nvx_sys_write_all(f->fd, c->buf, c->in_len, -1);
+	ret = nvx_sys_write_all(f->fd, c->buf, c->in_len, -1,
+				nvx_sys_f_waits(f));
 	nvx_sys_fput(c->vm, f);
 	return ret;
 }
@@ -393,10 +296,18 @@ static int nvx_sys_read(struct nvx_sys_call *c)
 	struct nvx_sys_file *f;
 	ssize_t n;
 
-	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_IN | NVX_SYS_F_FILE);
+	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_IN | NVX_SYS_F_OWNED);
 	if (!f)
 		return -EBADF;
-	n = read(f->fd, c->buf, c->room);
+	for (;;) {
+		n = read(f->fd, c->buf, c->room);
+		/* a guest's socket is non-blocking; the guest thread waits */
+		if (n >= 0 || (errno != EAGAIN && errno != EINTR) ||
+		    !nvx_sys_f_waits(f))
+			break;
+		if (errno == EAGAIN && nvx_sys_sock_wait(f->fd, POLLIN))
+			break;
+	}
 	nvx_sys_fput(c->vm, f);
 	if (n < 0)
 		return -errno;
@@ -516,7 +427,7 @@ static int nvx_sys_pwrite(struct nvx_sys_call *c)
 	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_FILE);
 	if (!f)
 		return -EBADF;
-	ret = nvx_sys_write_all(f->fd, c->buf, c->in_len, c->fc.arg);
+	ret = nvx_sys_write_all(f->fd, c->buf, c->in_len, c->fc.arg, false);
 	nvx_sys_fput(c->vm, f);
 	return ret;
 }
@@ -693,6 +604,153 @@ static int nvx_sys_getrandom(struct nvx_sys_call *c)
 	return 0;
 }
 
+/* ------------------------------------- the function server's side --- */
+
+/*
+ * READY: without a function server, at once (the guest's stdio is the
+ * process's). With one, when the server has passed a connection for
+ * this VM (nvx_sys_ctl_main()): it becomes the VM's fd 0 and 1. A VM
+ * that goes first, or is released without one, gets -ECONNRESET.
+ */
+static int nvx_sys_ready(struct nvx_sys_call *c)
+{
+	struct nvx_sys *sys = c->sys;
+	struct nvx_sys_vm *vm = c->vm;
+	struct nvx_sys_conn **pp, *conn = NULL;
+	struct nvx_sys_file *f, *old[2];
+	uint64_t gen;
+	int i;
+
+	memset(c->payload, 0, sizeof(c->payload));
+	if (sys->ctl_fd < 0)
+		return 0;
+	f = malloc(sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	pthread_mutex_lock(&sys->conn_mu);
+	gen = sys->released_gen;
+	for (;;) {
+		for (pp = &sys->conns; *pp; pp = &(*pp)->next) {
+			if ((*pp)->vm_id == vm->id) {
+				conn = *pp;
+				*pp = conn->next;
+				break;
+			}
+		}
+		/* a RELEASE of this VM drops its conn and bumps the gen */
+		if (conn || __atomic_load_n(&vm->gone, __ATOMIC_ACQUIRE) ||
+		    sys->released_gen != gen)
+			break;
+		pthread_cond_wait(&sys->conn_cv, &sys->conn_mu);
+	}
+	pthread_mutex_unlock(&sys->conn_mu);
+	if (!conn) {
+		free(f);
+		return -ECONNRESET;
+	}
+	f->fd = conn->fd;
+	f->kind = NVX_SYS_F_SOCK | NVX_SYS_F_CONN | NVX_SYS_F_IN |
+		  NVX_SYS_F_OUT;
+	f->refs = 2;
+	free(conn);
+	pthread_mutex_lock(&vm->mu);
+	if (vm->gone) {
+		pthread_mutex_unlock(&vm->mu);
+		close(f->fd);
+		free(f);
+		return -ECONNRESET;
+	}
+	for (i = 0; i < 2; i++) {
+		old[i] = vm->files[i] == &nvx_sys_reserved ? NULL :
+							      vm->files[i];
+		vm->files[i] = f;
+	}
+	pthread_mutex_unlock(&vm->mu);
+	for (i = 0; i < 2; i++)
+		nvx_sys_fput(vm, old[i]);
+	return 0;
+}
+
+/* Receive one control packet, and its fd: the op, 0 at the end, or -errno. */
+static int nvx_sys_ctl_recv(int ctl, struct nvx_sys_ctl *m, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] __attribute__((aligned(8)));
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	*fd = -1;
+	do {
+		n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n < 0 ? -errno : 0;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	if (n != sizeof(*m) || (m->op == NVX_SYS_CTL_CONN) != (*fd >= 0)) {
+		if (*fd >= 0)
+			close(*fd);
+		return -EPROTO;
+	}
+	return m->op;
+}
+
+/*
+ * The function server's control socket: connections for VMs, and VMs
+ * released. When the server closes it, the process ends: the server
+ * destroyed its VMs before.
+ */
+static void *nvx_sys_ctl_main(void *arg)
+{
+	struct nvx_sys *sys = arg;
+	struct nvx_sys_conn *conn, **pp;
+	struct nvx_sys_ctl m;
+	int op, fd;
+
+	for (;;) {
+		op = nvx_sys_ctl_recv(sys->ctl_fd, &m, &fd);
+		if (op <= 0)
+			break;
+		pthread_mutex_lock(&sys->conn_mu);
+		if (op == NVX_SYS_CTL_CONN) {
+			conn = malloc(sizeof(*conn));
+			if (conn) {
+				conn->vm_id = m.vm_id;
+				conn->fd = fd;
+				conn->next = sys->conns;
+				sys->conns = conn;
+			} else {
+				close(fd);	/* the client sees EOF */
+			}
+		} else if (op == NVX_SYS_CTL_RELEASE) {
+			for (pp = &sys->conns; *pp; ) {
+				conn = *pp;
+				if (conn->vm_id != m.vm_id) {
+					pp = &conn->next;
+					continue;
+				}
+				*pp = conn->next;
+				close(conn->fd);
+				free(conn);
+			}
+			sys->released_gen++;
+		}
+		pthread_cond_broadcast(&sys->conn_cv);
+		pthread_mutex_unlock(&sys->conn_mu);
+	}
+	if (op < 0)
+		nvx_err("sys: control socket: %s", strerror(-op));
+	/* the server is gone: so are its VMs */
+	exit(op < 0 ? NVX_EXIT_FAIL : NVX_EXIT_OK);
+	return NULL;
+}
+
 /**
  * struct nvx_sys_op - a message type of the system process
  * @name: its name in the policy file's ``calls``.
@@ -726,6 +784,16 @@ static const struct nvx_sys_op nvx_sys_ops[] = {
 	[NVX_UVM_MSG_FTRUNCATE]	= { "ftruncate", nvx_sys_ftruncate, true },
 	[NVX_UVM_MSG_FSYNC]	= { "fsync", nvx_sys_fsync, true },
 	[NVX_UVM_MSG_GETRANDOM]	= { "getrandom", nvx_sys_getrandom, true },
+	[NVX_UVM_MSG_READY]	= { "ready", nvx_sys_ready, false },
+	[NVX_UVM_MSG_SOCKET]	= { "socket", nvx_sys_socket, true },
+	[NVX_UVM_MSG_BIND]	= { "bind", nvx_sys_bind, true },
+	[NVX_UVM_MSG_LISTEN]	= { "listen", nvx_sys_listen, true },
+	[NVX_UVM_MSG_ACCEPT]	= { "accept", nvx_sys_accept, true },
+	[NVX_UVM_MSG_CONNECT]	= { "connect", nvx_sys_connect, true },
+	[NVX_UVM_MSG_SEND]	= { "send", nvx_sys_send, true },
+	[NVX_UVM_MSG_SOCKRECV]	= { "sockrecv", nvx_sys_sockrecv, true },
+	[NVX_UVM_MSG_SHUTDOWN]	= { "shutdown", nvx_sys_shutdown, true },
+	[NVX_UVM_MSG_POLL]	= { "poll", nvx_sys_poll, false },
 };
 
 static_assert(NVX_ARRAY_SIZE(nvx_sys_ops) == NVX_SYS_NR_CALLS,
@@ -909,6 +977,31 @@ static struct nvx_sys_vm *nvx_sys_vm_get(struct nvx_sys *sys, uint32_t id)
 	return vm;
 }
 
+/*
+ * A VM went: no call of it may block any more. Its sockets (its
+ * connection too: the client sees EOF) are shut down, which wakes a
+ * worker waiting on one; a READY waiting for a connection is woken.
+ */
+static void nvx_sys_vm_sweep(struct nvx_sys *sys, struct nvx_sys_vm *vm)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&vm->mu);
+	__atomic_store_n(&vm->gone, true, __ATOMIC_RELEASE);
+	for (i = 0; i < NVX_SYS_MAX_FDS; i++) {
+		struct nvx_sys_file *f = vm->files[i];
+
+		if (f && f != &nvx_sys_reserved && (f->kind & NVX_SYS_F_SOCK))
+			shutdown(f->fd, SHUT_RDWR);
+	}
+	pthread_mutex_unlock(&vm->mu);
+	if (sys->ctl_fd >= 0) {
+		pthread_mutex_lock(&sys->conn_mu);
+		pthread_cond_broadcast(&sys->conn_cv);
+		pthread_mutex_unlock(&sys->conn_mu);
+	}
+}
+
 /* VM @id is gone: drop its table (its last request closes the files). */
 static void nvx_sys_vm_gone(struct nvx_sys *sys, uint32_t id)
 {
@@ -920,6 +1013,7 @@ static void nvx_sys_vm_gone(struct nvx_sys *sys, uint32_t id)
 		if ((*pp)->id == id) {
 			vm = *pp;
 			*pp = vm->next;
+			nvx_sys_vm_sweep(sys, vm);
 			nvx_sys_vm_put(vm);
 			break;
 		}
@@ -968,13 +1062,20 @@ static void nvx_sys_dispatch(struct nvx_sys *sys, struct nvx_sys_item *it)
 
 /* --------------------------------------------------- confinement --- */
 
-/* Close every fd but 0, 1, 2, @a and @b (-1: none). */
-static void nvx_sys_close_others(int a, int b)
+/* Close every fd but 0, 1, 2 and the @n fds of @keep (-1: none). */
+static void nvx_sys_close_others(int *keep, unsigned int n)
 {
-	int keep[2] = { a < b ? a : b, a < b ? b : a };
-	unsigned int from = 3, i;
+	unsigned int from = 3, i, j;
+	int t;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < n; i++)		/* sort: n is tiny */
+		for (j = i + 1; j < n; j++)
+			if (keep[j] < keep[i]) {
+				t = keep[i];
+				keep[i] = keep[j];
+				keep[j] = t;
+			}
+	for (i = 0; i < n; i++) {
 		if (keep[i] < (int)from)
 			continue;
 		if ((unsigned int)keep[i] > from)
@@ -1082,6 +1183,8 @@ static const int nvx_sys_syscalls[] = {
 	SCMP_SYS(rt_sigprocmask), SCMP_SYS(sched_getaffinity), SCMP_SYS(exit),
 	/* a call interrupted by SIGSTOP/SIGCONT; the end */
 	SCMP_SYS(restart_syscall), SCMP_SYS(exit_group),
+	/* a gone VM's sockets and connection (not a socket: ENOTSOCK) */
+	SCMP_SYS(shutdown),
 };
 
 /* The endpoint ioctls the system process makes while it serves. */
@@ -1102,8 +1205,9 @@ static const unsigned int nvx_sys_ioctls[] = {
 #define NVX_SYS_NO_SUCH_CALL	38
 
 /* Build and load the filter. Return: the number of rules, or -errno. */
-static int nvx_sys_seccomp(int ep_fd)
+static int nvx_sys_seccomp(const struct nvx_sys *sys)
 {
+	int ep_fd = sys->ep_fd;
 	scmp_filter_ctx f;
 	unsigned int i;
 	int ret, n = 0;
@@ -1134,6 +1238,15 @@ static int nvx_sys_seccomp(int ep_fd)
 				       SCMP_SYS(clone3), 0);
 		n++;
 	}
+	/* the function server's connections come on its socket only */
+	if (!ret && sys->ctl_fd >= 0) {
+		ret = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 1,
+				       SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff,
+					       sys->ctl_fd));
+		n++;
+	}
+	if (!ret && (sys->calls & NVX_SYS_CALLS_NET))
+		ret = nvx_sys_net_seccomp(f, &n);
 	if (!ret)
 		ret = seccomp_load(f);
 	seccomp_release(f);
@@ -1185,8 +1298,13 @@ static int nvx_sys_confine(struct nvx_sys *sys, const struct nvx_sys_tenant *t,
 			return NVX_EXIT_FAIL;
 		}
 	}
-	/* 3. no fd but stdio, the endpoint and the root */
-	nvx_sys_close_others(sys->ep_fd, sys->root_fd);
+	/* the tenant's network namespace, while the process may enter it */
+	ret = nvx_sys_net_enter(t);
+	if (ret)
+		return ret;
+	/* 3. no fd but stdio, the endpoint, the root and the server's */
+	nvx_sys_close_others((int[]){ sys->ep_fd, sys->root_fd, sys->ctl_fd },
+			     3);
 	/*
 	 * A file a guest grows past RLIMIT_FSIZE, or stdout whose reader
 	 * went, must fail that call, not kill the process. Files are made
@@ -1213,7 +1331,7 @@ static int nvx_sys_confine(struct nvx_sys *sys, const struct nvx_sys_tenant *t,
 	}
 	/* 7. the system call filter */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ret = nvx_sys_seccomp(sys->ep_fd);
+	ret = nvx_sys_seccomp(sys);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (ret < 0) {
 		nvx_err("sys: seccomp filter: %s", strerror(-ret));
@@ -1238,6 +1356,9 @@ int nvx_sys_serve(int ep_fd, const struct nvx_sys_tenant *t,
 	int ret;
 
 	sys.ep_fd = ep_fd;
+	sys.ctl_fd = o->ctl_fd > 0 ? o->ctl_fd : -1;
+	pthread_mutex_init(&sys.conn_mu, NULL);
+	pthread_cond_init(&sys.conn_cv, NULL);
 	sys.root_fd = -1;
 	sys.calls = t->calls;
 	sys.open = t->open;
@@ -1259,9 +1380,19 @@ int nvx_sys_serve(int ep_fd, const struct nvx_sys_tenant *t,
 		return ret;
 	if (o->debug_forbidden) {
 		/* the filter kills the process here, with SIGSYS */
-		socket(AF_INET, SOCK_STREAM, 0);
-		nvx_err("sys: socket() was allowed: the filter is not in place");
+		syscall(SYS_getppid);
+		nvx_err("sys: getppid() was allowed: the filter is not in place");
 		return NVX_EXIT_FAIL;
+	}
+	if (sys.ctl_fd >= 0) {
+		pthread_t th;
+
+		ret = pthread_create(&th, NULL, nvx_sys_ctl_main, &sys);
+		if (ret) {
+			nvx_err("sys: pthread_create: %s", strerror(ret));
+			return NVX_EXIT_FAIL;
+		}
+		pthread_detach(th);
 	}
 
 	for (;;) {
@@ -1293,8 +1424,9 @@ int nvx_sys_serve(int ep_fd, const struct nvx_sys_tenant *t,
 			nvx_err("sys: NVX_UVM_EP_IOC_STATS: %s", strerror(errno));
 			return NVX_EXIT_FAIL;
 		}
-		/* every VM that attached is gone */
-		if (!st.nr_vms && !st.gone && gone >= st.attached)
+		/* every VM that attached is gone (a server's come and go) */
+		if (sys.ctl_fd < 0 && !st.nr_vms && !st.gone &&
+		    gone >= st.attached)
 			return NVX_EXIT_OK;
 	}
 }

@@ -22,7 +22,7 @@
 #define NVX_SYS_CALLS_BASE						\
 	(NVX_SYS_CALL(NVX_UVM_MSG_IPC) | NVX_SYS_CALL(NVX_UVM_MSG_WRITE) |	\
 	 NVX_SYS_CALL(NVX_UVM_MSG_READ) | NVX_SYS_CALL(NVX_UVM_MSG_EXIT) |	\
-	 NVX_SYS_CALL(NVX_UVM_MSG_CLOCK))
+	 NVX_SYS_CALL(NVX_UVM_MSG_CLOCK) | NVX_SYS_CALL(NVX_UVM_MSG_READY))
 
 /* --root DIR: the base, getrandom and the read-only file calls. */
 #define NVX_SYS_CALLS_RDONLY						\
@@ -37,7 +37,7 @@
 	 NVX_SYS_CALL(NVX_UVM_MSG_UNLINK) | NVX_SYS_CALL(NVX_UVM_MSG_RENAME))
 
 /* Message types the system process knows by name: 0 .. NVX_SYS_NR_CALLS-1 */
-#define NVX_SYS_NR_CALLS	(NVX_UVM_MSG_GETRANDOM + 1)
+#define NVX_SYS_NR_CALLS	(NVX_UVM_MSG_POLL + 1)
 
 /* Guest fds per VM: 0, 1, 2 are stdio, files get 3 .. NVX_SYS_MAX_FDS-1. */
 #define NVX_SYS_MAX_FDS		64
@@ -46,6 +46,31 @@
 #define NVX_SYS_OPEN_READ	0x1U	/* O_RDONLY, O_RDWR */
 #define NVX_SYS_OPEN_WRITE	0x2U	/* O_WRONLY, O_RDWR, O_TRUNC, O_APPEND */
 #define NVX_SYS_OPEN_CREATE	0x4U	/* O_CREAT, O_EXCL */
+
+/* The socket calls (and CLOSE, READ, WRITE on their fds). */
+#define NVX_SYS_CALLS_NET						\
+	(NVX_SYS_CALL(NVX_UVM_MSG_SOCKET) | NVX_SYS_CALL(NVX_UVM_MSG_BIND) |	\
+	 NVX_SYS_CALL(NVX_UVM_MSG_LISTEN) | NVX_SYS_CALL(NVX_UVM_MSG_ACCEPT) |	\
+	 NVX_SYS_CALL(NVX_UVM_MSG_CONNECT) | NVX_SYS_CALL(NVX_UVM_MSG_SEND) |	\
+	 NVX_SYS_CALL(NVX_UVM_MSG_SOCKRECV) |					\
+	 NVX_SYS_CALL(NVX_UVM_MSG_SHUTDOWN) | NVX_SYS_CALL(NVX_UVM_MSG_POLL))
+
+/* Egress rules per tenant, at most. */
+#define NVX_SYS_EGRESS_MAX	32
+
+/**
+ * struct nvx_sys_cidr - one egress rule of a tenant
+ * @family: AF_INET or AF_INET6.
+ * @prefix: the prefix length (0..32, 0..128).
+ * @allow: true: CONNECT to a matching address is allowed; false: refused.
+ * @addr: the network, in network byte order (4 or 16 bytes).
+ */
+struct nvx_sys_cidr {
+	uint8_t family;
+	uint8_t prefix;
+	bool allow;
+	uint8_t addr[16];
+};
 
 /* The longest tenant name, without its NUL. */
 #define NVX_SYS_NAME_MAX	63
@@ -65,6 +90,10 @@
  * @max_in_flight: the same.
  * @rate: the same.
  * @burst: the same.
+ * @egress: CONNECT's rules, first match wins; no match: refused.
+ * @nr_egress: rules in @egress.
+ * @netns: a network namespace file (/run/netns/NAME) the system process
+ *	enters before it confines itself; "" to stay in its own.
  */
 struct nvx_sys_tenant {
 	char name[NVX_SYS_NAME_MAX + 1];
@@ -79,6 +108,25 @@ struct nvx_sys_tenant {
 	uint32_t max_in_flight;
 	uint32_t rate;
 	uint32_t burst;
+	struct nvx_sys_cidr egress[NVX_SYS_EGRESS_MAX];
+	unsigned int nr_egress;
+	char netns[PATH_MAX];
+};
+
+/*
+ * The function server (fnserve.c) and its system process talk over a
+ * SOCK_SEQPACKET socket pair, one struct nvx_sys_ctl per packet:
+ * NVX_SYS_CTL_CONN carries a client's connection (SCM_RIGHTS, one fd)
+ * for VM @vm_id, whose READY then completes with the connection as its
+ * fd 0 and 1; NVX_SYS_CTL_RELEASE says VM @vm_id was destroyed (a
+ * connection it never took is closed).
+ */
+#define NVX_SYS_CTL_CONN	1
+#define NVX_SYS_CTL_RELEASE	2
+
+struct nvx_sys_ctl {
+	uint32_t op;
+	uint32_t vm_id;
 };
 
 /**
@@ -88,11 +136,15 @@ struct nvx_sys_tenant {
  *	filter forbids (socket()): the process must die of SIGSYS.
  * @policy_set: the endpoint's policy was set already (uvm run sets it
  *	before it forks the system process).
+ * @ctl_fd: the function server's end of the control socket pair; 0 or
+ *	-1 for none (uvm run: READY completes at once, guest stdio is the
+ *	process's). With one, the process runs until the server closes it.
  */
 struct nvx_sys_opts {
 	bool verbose;
 	bool debug_forbidden;
 	bool policy_set;
+	int ctl_fd;
 };
 
 /* The tenant of neither --policy nor --root: stdio, exit, clock, ipc. */

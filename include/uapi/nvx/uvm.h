@@ -127,6 +127,16 @@ struct nvx_uvm_ctrl {
 #define NVX_UVM_MSG_FTRUNCATE	17	/* fd, arg = length */
 #define NVX_UVM_MSG_FSYNC	18	/* fd */
 #define NVX_UVM_MSG_GETRANDOM	19	/* PULL random bytes */
+#define NVX_UVM_MSG_READY	20	/* ready for work; completes with it */
+#define NVX_UVM_MSG_SOCKET	21	/* arg = domain, flags = type; ret = fd */
+#define NVX_UVM_MSG_BIND	22	/* fd; PUSH struct nvx_uvm_sockaddr */
+#define NVX_UVM_MSG_LISTEN	23	/* fd, arg = backlog */
+#define NVX_UVM_MSG_ACCEPT	24	/* fd, flags; PULL peer's address; ret = fd */
+#define NVX_UVM_MSG_CONNECT	25	/* fd; PUSH struct nvx_uvm_sockaddr */
+#define NVX_UVM_MSG_SEND	26	/* fd, flags = NVX_UVM_SOCK_*; PUSH data */
+#define NVX_UVM_MSG_SOCKRECV	27	/* fd, flags = NVX_UVM_SOCK_*; PULL data */
+#define NVX_UVM_MSG_SHUTDOWN	28	/* fd, flags = SHUT_RD/WR/RDWR */
+#define NVX_UVM_MSG_POLL	29	/* arg = timeout ms; PUSH pollfds */
 #define NVX_UVM_MSG_GUEST_MAX	63
 /*
  * Made by the kernel for the endpoint only: a VM's channel was closed
@@ -167,6 +177,60 @@ struct nvx_uvm_fcall {
 	__u32 flags;
 	__u64 arg;
 	__s64 ret;
+};
+
+/*
+ * Sockets (NVX_UVM_MSG_SOCKET .. NVX_UVM_MSG_POLL, and CLOSE, READ and
+ * WRITE on a socket's fd): the system process holds a real socket of
+ * the tenant's network namespace for each; the guest's fd is its own
+ * (3..63, the same table as files). A call blocks the guest thread that
+ * makes it (never the system process or another VM) unless it passes
+ * NVX_UVM_SOCK_NONBLOCK; CONNECT is checked against the tenant's egress
+ * policy (-ENETUNREACH when refused). Documentation/nvx/uvm-sys.rst.
+ */
+#define NVX_UVM_SOCK_NONBLOCK	0x1U	/* ACCEPT, SEND, SOCKRECV: -EAGAIN */
+#define NVX_UVM_SOCK_PEEK	0x2U	/* SOCKRECV: MSG_PEEK */
+
+/* SOCKET's fcall.arg and struct nvx_uvm_sockaddr.family */
+#define NVX_UVM_AF_INET		2	/* AF_INET */
+#define NVX_UVM_AF_INET6	10	/* AF_INET6 */
+/* SOCKET's fcall.flags */
+#define NVX_UVM_SOCK_STREAM	1	/* SOCK_STREAM (TCP) */
+#define NVX_UVM_SOCK_DGRAM	2	/* SOCK_DGRAM (UDP) */
+
+/**
+ * struct nvx_uvm_sockaddr - an IPv4 or IPv6 address and port
+ * @family: NVX_UVM_AF_INET or NVX_UVM_AF_INET6.
+ * @port: the port, in host byte order.
+ * @pad: 0.
+ * @addr: the address in network byte order: 4 bytes for IPv4, 16 for
+ *	IPv6; the rest 0.
+ */
+struct nvx_uvm_sockaddr {
+	__u16 family;
+	__u16 port;
+	__u32 pad;
+	__u8 addr[16];
+};
+
+/* POLL: at most this many struct nvx_uvm_pollfd in one call */
+#define NVX_UVM_POLL_MAX	16
+
+/**
+ * struct nvx_uvm_pollfd - one entry of a POLL's PUSH data
+ * @fd: the guest fd; a negative one is ignored (revents 0).
+ * @events: POLLIN (0x1), POLLPRI (0x2), POLLOUT (0x4).
+ * @pad: 0.
+ *
+ * The completion's status is the number of entries with events (0 on
+ * timeout) or a negative errno; its payload[i] (a __u8) holds entry i's
+ * revents: POLLIN, POLLPRI, POLLOUT, POLLERR (0x8), POLLHUP (0x10),
+ * POLLNVAL (0x20, not an open fd of this VM).
+ */
+struct nvx_uvm_pollfd {
+	__s32 fd;
+	__u16 events;
+	__u16 pad;
 };
 
 /**

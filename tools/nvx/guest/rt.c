@@ -295,6 +295,14 @@ void exit(int status)
 	exit_now(status);
 }
 
+int ready(void)
+{
+	struct nvx_uvm_msg m;
+
+	nvx_msg(&m, NVX_UVM_MSG_READY);
+	return nvx_call(&m);
+}
+
 unsigned long long clock_ns(void)
 {
 	unsigned long long t = rdtsc() - tsc0;

@@ -91,6 +91,13 @@ noreturn void exit_now(int status);	/* the exit port only */
 unsigned long long clock_ns(void);	/* TSC, since boot */
 unsigned long long realtime_ns(void);	/* CLOCK message; 0 on error */
 const unsigned char *seed(void);	/* NVX_UVM_SEED_SIZE bytes */
+/*
+ * The READY message: this VM has booted and waits for work. Returns when
+ * the system process gives it some (a function server: fd 0 and 1 are a
+ * client's connection from now on): 0, or the negative errno (-EPERM:
+ * the tenant may not send it; -ECONNRESET: no work will come).
+ */
+int ready(void);
 
 /* Bump allocator over free RAM; @align a power of two (0 = 16). */
 void *alloc(unsigned long size, unsigned long align);

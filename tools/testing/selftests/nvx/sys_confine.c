@@ -17,15 +17,13 @@
  * (Documentation/nvx/uvm-sys.rst has the calls and their errnos).
  */
 #include "uvm_fixture.h"
+#include "run_util.h"
 
 #include <ftw.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 
 #define HELLO_T		"hello from the tenant\n"
-#define RUN_OUT		(64 << 10)	/* captured bytes per stream */
-#define RUN_ARGS	32
-#define RUN_MS		DEADLINE_MS
 #define WAIT_MS		30000	/* for a line of a background nvxtool */
 #define HOLD_MS		"3000"	/* foreign_vm_fds: VM A keeps its fd */
 #define TREE_LEN	64	/* "/tmp/nvx-sys_confine.XXXXXX" */
@@ -38,165 +36,9 @@
 			 CALL(CLOSE) | CALL(PREAD) | CALL(LSEEK) |	\
 			 CALL(FSTAT) | CALL(GETDENTS))
 
-/* A command's output and how it ended. */
-struct run {
-	char cmd[1024];		/* its command line, for messages */
-	int status;		/* waitpid()'s; -1: it did not run */
-	bool timed_out;		/* killed after RUN_MS */
-	int fd[2];		/* pipes from its stdout, stderr; -1: ended */
-	size_t len[2];		/* bytes in out, err */
-	char out[RUN_OUT];	/* stdout, NUL-terminated (cut at RUN_OUT) */
-	char err[RUN_OUT];	/* stderr */
-};
-
 static struct run run;
 static char test_img[PATH_MAX + 16], cat_img[PATH_MAX + 16];
 
-/*
- * Start @argv (stdin /dev/null, in a process group of its own, no core
- * dumps) with its stdout and stderr into pipes for pump(): its pid, or
- * -1 (@r->status -1: it did not run).
- */
-static pid_t spawn(struct run *r, char *const argv[])
-{
-	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, i, fd;
-	pid_t pid = -1;
-	size_t len = 0;
-
-	r->cmd[0] = 0;
-	r->out[0] = 0;
-	r->err[0] = 0;
-	r->status = -1;
-	r->timed_out = false;
-	for (i = 0; i < 2; i++) {
-		r->fd[i] = -1;
-		r->len[i] = 0;
-	}
-	for (i = 0; argv[i] && len < sizeof(r->cmd); i++)
-		len += snprintf(r->cmd + len, sizeof(r->cmd) - len, "%s%s",
-				i ? " " : "", argv[i]);
-	if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC))
-		goto out;
-	pid = fork();
-	if (!pid) {
-		struct rlimit no_core = { 0, 0 };
-
-		fd = open("/dev/null", O_RDONLY);
-		setpgid(0, 0);
-		setrlimit(RLIMIT_CORE, &no_core);
-		if (fd < 0 || dup2(fd, 0) < 0 || dup2(po[1], 1) < 0 ||
-		    dup2(pe[1], 2) < 0)
-			_exit(126);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-out:
-	for (i = 0; i < 2; i++) {
-		/* the write ends are the child's; the read ends pump()'s */
-		if (po[i] >= 0 && (i || pid < 0))
-			close(po[i]);
-		if (pe[i] >= 0 && (i || pid < 0))
-			close(pe[i]);
-	}
-	if (pid > 0) {
-		r->fd[0] = po[0];
-		r->fd[1] = pe[0];
-	}
-	return pid;
-}
-
-/*
- * Read what @r's process writes into r->out and r->err until r->out
- * holds @want or, with @want NULL, until both streams ended; give up at
- * @deadline (now_ms()). Whether that came.
- */
-static bool pump(struct run *r, uint64_t deadline, const char *want)
-{
-	char *buf[2] = { r->out, r->err }, tmp[4096];
-	struct pollfd p[2];
-	uint64_t now;
-	ssize_t got;
-	size_t k;
-	int i;
-
-	for (;;) {
-		if (want && strstr(r->out, want))
-			return true;
-		if (r->fd[0] < 0 && r->fd[1] < 0)
-			return !want;
-		now = now_ms();
-		if (now >= deadline)
-			return false;
-		for (i = 0; i < 2; i++)
-			p[i] = (struct pollfd){ .fd = r->fd[i],
-						.events = POLLIN };
-		if (poll(p, 2, deadline - now) < 0 && errno != EINTR)
-			return false;
-		for (i = 0; i < 2; i++) {
-			if (r->fd[i] < 0 || !p[i].revents)
-				continue;
-			got = read(r->fd[i], tmp, sizeof(tmp));
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got <= 0) {
-				close(r->fd[i]);
-				r->fd[i] = -1;
-				continue;
-			}
-			k = (size_t)got < RUN_OUT - 1 - r->len[i] ?
-				(size_t)got : RUN_OUT - 1 - r->len[i];
-			memcpy(buf[i] + r->len[i], tmp, k);
-			r->len[i] += k;
-			buf[i][r->len[i]] = 0;
-		}
-	}
-}
-
-/* Close what is left of @r's pipes. */
-static void pump_end(struct run *r)
-{
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		if (r->fd[i] >= 0)
-			close(r->fd[i]);
-		r->fd[i] = -1;
-	}
-}
-
-/*
- * Run @argv as spawn() and capture its stdout and stderr (killing its
- * process group after RUN_MS): waitpid()'s status.
- */
-static int run_argv(struct run *r, char *const argv[])
-{
-	pid_t pid = spawn(r, argv);
-
-	if (pid < 0)
-		return r->status;
-	if (!pump(r, now_ms() + RUN_MS, NULL)) {
-		r->timed_out = true;
-		kill(-pid, SIGKILL);
-	}
-	pump_end(r);
-	waitpid(pid, &r->status, 0);
-	return r->status;
-}
-
-/* nvxtool ARGS... (NULL-terminated), as run_argv(). */
-static int nvxtool(struct run *r, ...)
-{
-	char *argv[RUN_ARGS + 1] = { (char *)"nvxtool" };
-	int n = 1;
-	va_list ap;
-
-	va_start(ap, r);
-	while (n < RUN_ARGS && (argv[n] = va_arg(ap, char *)))
-		n++;
-	va_end(ap);
-	argv[n] = NULL;
-	return run_argv(r, argv);
-}
 
 /*
  * nvxtool uvm run WHO... IMAGE -- ARGS... (@who and ARGS NULL-terminated;
