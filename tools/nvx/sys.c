@@ -75,7 +75,7 @@ struct nvx_sys_file nvx_sys_stdio[3] = {
 struct nvx_sys_file nvx_sys_reserved;
 
 struct nvx_sys_file *nvx_sys_fget(struct nvx_sys_vm *vm, int fd,
-					 unsigned int kinds)
+				  unsigned int kinds)
 {
 	struct nvx_sys_file *f;
 
@@ -122,7 +122,7 @@ int nvx_sys_fd_reserve(struct nvx_sys_vm *vm)
 }
 
 void nvx_sys_fd_install(struct nvx_sys_vm *vm, int fd,
-			       struct nvx_sys_file *f)
+			struct nvx_sys_file *f)
 {
 	pthread_mutex_lock(&vm->mu);
 	vm->files[fd] = f;
@@ -681,6 +681,7 @@ static int nvx_sys_ctl_recv(int ctl, struct nvx_sys_ctl *m, int *fd)
 		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
 	};
 	struct cmsghdr *cm;
+	bool conn;
 	ssize_t n;
 
 	*fd = -1;
@@ -693,7 +694,8 @@ static int nvx_sys_ctl_recv(int ctl, struct nvx_sys_ctl *m, int *fd)
 	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
 	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
 		memcpy(fd, CMSG_DATA(cm), sizeof(int));
-	if (n != sizeof(*m) || (m->op == NVX_SYS_CTL_CONN) != (*fd >= 0)) {
+	conn = m->op == NVX_SYS_CTL_CONN;
+	if (n != sizeof(*m) || conn != (*fd >= 0)) {
 		if (*fd >= 0)
 			close(*fd);
 		return -EPROTO;

@@ -7,6 +7,7 @@
 #ifndef _NVX_SYS_INT_H
 #define _NVX_SYS_INT_H
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -165,7 +166,7 @@ struct nvx_sys_call {
 	struct nvx_uvm_stat st;
 };
 
-_Static_assert(sizeof(struct nvx_uvm_fcall) <= NVX_UVM_PAYLOAD,
+static_assert(sizeof(struct nvx_uvm_fcall) <= NVX_UVM_PAYLOAD,
 	      "a file call fits the payload");
 
 /* ----------------------------------------- sockets (sys_net.c) --- */

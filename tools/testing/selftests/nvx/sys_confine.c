@@ -39,7 +39,6 @@
 static struct run run;
 static char test_img[PATH_MAX + 16], cat_img[PATH_MAX + 16];
 
-
 /*
  * nvxtool uvm run WHO... IMAGE -- ARGS... (@who and ARGS NULL-terminated;
  * @who names the tenant), as run_argv().
