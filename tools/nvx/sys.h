@@ -147,6 +147,42 @@ struct nvx_sys_opts {
 	int ctl_fd;
 };
 
+/**
+ * struct nvx_fn_opts - the function server's command line (fnserve.c)
+ * @listen: "ADDR:PORT" or "[ADDR6]:PORT"; port 0: any.
+ * @image: the guest image's path.
+ * @argc: its arguments, argv[0] included.
+ * @argv: the same.
+ * @mem: guest RAM per VM, bytes.
+ * @warm: VMs kept made ahead of demand, each handed out once.
+ * @max: connections served at once; more wait in the listen backlog.
+ * @timeout: seconds a connection may be silent, or not read, before the
+ *	guest's READ or WRITE fails with -EAGAIN; 0: no limit.
+ * @lifetime: seconds a VM may serve its connection before it is
+ *	stopped; 0: no limit.
+ * @verbose: say on stderr what happens.
+ */
+struct nvx_fn_opts {
+	const char *listen;
+	const char *image;
+	int argc;
+	char **argv;
+	uint64_t mem;
+	unsigned int warm;
+	unsigned int max;
+	unsigned int timeout;
+	unsigned int lifetime;
+	bool verbose;
+};
+
+/*
+ * The function server: listen, give each connection a user VM of
+ * @opt->image, serve them with a forked system process of tenant @t.
+ * Runs until SIGTERM or SIGINT. Return: NVX_EXIT_OK or NVX_EXIT_FAIL.
+ */
+int nvx_fn_serve(int nvx_fd, const struct nvx_sys_tenant *t,
+		 const struct nvx_fn_opts *opt);
+
 /* The tenant of neither --policy nor --root: stdio, exit, clock, ipc. */
 void nvx_sys_tenant_default(struct nvx_sys_tenant *t);
 

@@ -6,6 +6,7 @@
  *
  * Documentation/nvx/uvm-sys.rst, "The policy file", has the format.
  */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -83,13 +84,16 @@ enum {
 	NVX_SYS_K_ROOT, NVX_SYS_K_UID, NVX_SYS_K_GID, NVX_SYS_K_CALLS,
 	NVX_SYS_K_OPEN, NVX_SYS_K_VM2VM, NVX_SYS_K_MAX_BULK,
 	NVX_SYS_K_MAX_IN_FLIGHT, NVX_SYS_K_RATE, NVX_SYS_K_BURST,
-	NVX_SYS_K_STOP, NVX_SYS_NR_KEYS
+	NVX_SYS_K_STOP, NVX_SYS_K_EGRESS, NVX_SYS_K_NETNS, NVX_SYS_NR_KEYS
 };
 
 static const char *const nvx_sys_keys[NVX_SYS_NR_KEYS] = {
 	"root", "uid", "gid", "calls", "open", "vm2vm", "max_bulk",
-	"max_in_flight", "rate", "burst", "stop_on_limit",
+	"max_in_flight", "rate", "burst", "stop_on_limit", "egress", "netns",
 };
+
+/* Keys a section may set more than once: each line adds a rule. */
+#define NVX_SYS_K_REPEAT	(1U << NVX_SYS_K_EGRESS)
 
 static const char *const nvx_sys_open_words[] = { "read", "write", "create" };
 
@@ -261,6 +265,66 @@ static int nvx_sys_words(struct nvx_sys_parser *p, const char *key, char *v,
 	return NVX_EXIT_OK;
 }
 
+/*
+ * "allow CIDR" or "deny CIDR": an IPv4 or IPv6 network, "ADDR/LEN" or
+ * an address alone (/32, /128), with no bit set past LEN. An IPv6 rule
+ * inside ::ffff:0:0/96 would never match (an IPv4-mapped address is
+ * judged as IPv4): write it as IPv4.
+ */
+static int nvx_sys_egress(struct nvx_sys_parser *p, char *v)
+{
+	struct nvx_sys_tenant *t = &p->cur;
+	static const uint8_t mapped[12] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+	};
+	struct nvx_sys_cidr r = { };
+	unsigned long long n;
+	unsigned int max, i;
+	char *net, *slash;
+
+	net = v + strcspn(v, " \t");
+	if (*net)
+		*net++ = 0;
+	net = nvx_sys_trim(net);
+	if (!strcmp(v, "allow"))
+		r.allow = true;
+	else if (strcmp(v, "deny"))
+		return nvx_sys_perr(p, p->line,
+				    "egress: allow or deny, then a network, not '%s'",
+				    v);
+	if (t->nr_egress == NVX_SYS_EGRESS_MAX)
+		return nvx_sys_perr(p, p->line,
+				    "egress: more than %d rules",
+				    NVX_SYS_EGRESS_MAX);
+	slash = strchr(net, '/');
+	if (slash)
+		*slash = 0;
+	r.family = strchr(net, ':') ? AF_INET6 : AF_INET;
+	max = r.family == AF_INET ? 32 : 128;
+	if (inet_pton(r.family, net, r.addr) != 1)
+		return nvx_sys_perr(p, p->line,
+				    "egress: '%s' is not an IPv4 or IPv6 address",
+				    net);
+	n = max;
+	if (slash && nvx_parse_uint(slash + 1, max, &n))
+		return nvx_sys_perr(p, p->line,
+				    "egress: a prefix length 0 to %u, not '%s'",
+				    max, slash + 1);
+	r.prefix = n;
+	for (i = r.prefix; i < max; i++)
+		if (r.addr[i / 8] & (0x80 >> (i % 8)))
+			return nvx_sys_perr(p, p->line,
+					    "egress: %s/%u has bits set past the prefix",
+					    net, r.prefix);
+	if (r.family == AF_INET6 && r.prefix >= 96 &&
+	    !memcmp(r.addr, mapped, sizeof(mapped)))
+		return nvx_sys_perr(p, p->line,
+				    "egress: %s is IPv4-mapped: write it as an IPv4 network",
+				    net);
+	t->egress[t->nr_egress++] = r;
+	return NVX_EXIT_OK;
+}
+
 static int nvx_sys_key(struct nvx_sys_parser *p, char *s)
 {
 	const char *names[NVX_SYS_NR_CALLS];
@@ -285,7 +349,7 @@ static int nvx_sys_key(struct nvx_sys_parser *p, char *s)
 	if (!p->cur_line)
 		return nvx_sys_perr(p, p->line,
 				    "%s outside a [tenant NAME] section", key);
-	if (p->seen & (1U << k))
+	if (p->seen & (1U << k) & ~NVX_SYS_K_REPEAT)
 		return nvx_sys_perr(p, p->line, "%s is set twice", key);
 	p->seen |= 1U << k;
 
@@ -348,6 +412,16 @@ static int nvx_sys_key(struct nvx_sys_parser *p, char *s)
 			return nvx_sys_perr(p, p->line,
 					    "%s: a number (rate: up to %d), not '%s'",
 					    key, NVX_UVM_MAX_RATE, v);
+		break;
+	case NVX_SYS_K_EGRESS:
+		ret = nvx_sys_egress(p, v);
+		break;
+	case NVX_SYS_K_NETNS:
+		if (v[0] != '/' || strlen(v) >= sizeof(t->netns))
+			return nvx_sys_perr(p, p->line,
+					    "netns: an absolute path (/run/netns/NAME), not '%s'",
+					    v);
+		snprintf(t->netns, sizeof(t->netns), "%s", v);
 		break;
 	}
 	return ret;

@@ -13,6 +13,10 @@
  *	       [--verbose] [--debug-forbidden-syscall]
  *				the confined system process of one tenant,
  *				on an endpoint fd it inherited (sys.c)
+ *   uvm serve --listen ADDR:PORT [--warm N] [--max N] [--timeout S]
+ *	       [--lifetime S] [--mem SIZE] [tenant options] IMAGE [-- ARGS]
+ *				the function server: a user VM per TCP
+ *				connection (fnserve.c)
  *
  * The VMM is libnvx's (nvx_uvm.h), shared with nvx-bench and the
  * selftests. Neither command prints JSON: their output is the guest's.
@@ -43,6 +47,11 @@ enum {
 	NVX_UVM_OPT_ROOT,
 	NVX_UVM_OPT_VERBOSE,
 	NVX_UVM_OPT_FORBIDDEN,
+	NVX_UVM_OPT_LISTEN,
+	NVX_UVM_OPT_WARM,
+	NVX_UVM_OPT_MAX,
+	NVX_UVM_OPT_TIMEOUT,
+	NVX_UVM_OPT_LIFETIME,
 };
 
 /**
@@ -100,6 +109,55 @@ static int nvx_uvm_tenant(struct nvx_ctx *ctx,
 	return NVX_EXIT_OK;
 }
 
+/* --mem SIZE: 2M to 4G. */
+static int nvx_uvm_parse_mem(struct nvx_ctx *ctx, const char *arg,
+			     uint64_t *mem)
+{
+	if (nvx_parse_size(arg, mem) || *mem < (2ULL << 20) ||
+	    *mem > (4ULL << 30))
+		return nvx_usage_error(ctx, "--mem: a size from 2M to 4G, not %s",
+				       arg);
+	return NVX_EXIT_OK;
+}
+
+/* `uvm serve --listen ADDR:PORT ... IMAGE [-- ARGS]`: fnserve.c. */
+static int nvx_uvm_fn_serve(struct nvx_ctx *ctx, struct nvx_fn_opts *fo,
+			    const struct nvx_sys_tenant *t, int argc,
+			    char **argv)
+{
+	static char path[PATH_MAX], *gargv[64];
+	const char *image;
+	int ret, i, n;
+
+	if (optind >= argc)
+		return nvx_usage_error(ctx, "--listen: IMAGE is required");
+	image = argv[optind++];
+	if (optind < argc && !strcmp(argv[optind], "--"))
+		optind++;
+	n = argc - optind;
+	if (n + 1 > (int)NVX_ARRAY_SIZE(gargv) - 1)
+		return nvx_usage_error(ctx, "too many guest arguments");
+	if (!fo->max || fo->max + fo->warm > NVX_UVM_MAX_VMS)
+		return nvx_usage_error(ctx,
+				       "--max: 1 or more, and --max plus --warm at most %d",
+				       NVX_UVM_MAX_VMS);
+	ret = nvx_uvm_find_image(image, path, sizeof(path));
+	if (ret) {
+		nvx_err("uvm: image %s: %s", image, strerror(-ret));
+		return NVX_EXIT_FAIL;
+	}
+	gargv[0] = (char *)image;
+	for (i = 0; i < n; i++)
+		gargv[i + 1] = argv[optind + i];
+	fo->image = path;
+	fo->argc = n + 1;
+	fo->argv = gargv;
+	ret = nvx_open_device(ctx);
+	if (ret)
+		return ret;
+	return nvx_fn_serve(ctx->fd, t, fo);
+}
+
 static int cmd_uvm_serve(struct nvx_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -110,17 +168,26 @@ static int cmd_uvm_serve(struct nvx_ctx *ctx, int argc, char **argv)
 		{ "tenant", required_argument, NULL, NVX_UVM_OPT_TENANT },
 		{ "root", required_argument, NULL, NVX_UVM_OPT_ROOT },
 		{ "verbose", no_argument, NULL, NVX_UVM_OPT_VERBOSE },
+		{ "listen", required_argument, NULL, NVX_UVM_OPT_LISTEN },
+		{ "warm", required_argument, NULL, NVX_UVM_OPT_WARM },
+		{ "max", required_argument, NULL, NVX_UVM_OPT_MAX },
+		{ "timeout", required_argument, NULL, NVX_UVM_OPT_TIMEOUT },
+		{ "lifetime", required_argument, NULL, NVX_UVM_OPT_LIFETIME },
+		{ "mem", required_argument, NULL, NVX_UVM_OPT_MEM },
 		{ }
 	};
+	struct nvx_fn_opts fo = { .mem = 4ULL << 20, .max = 64, .timeout = 30 };
 	struct nvx_uvm_tenant_args ta = { };
 	struct nvx_sys_opts so = { };
+	bool fn_only = false;
 	struct nvx_sys_tenant t;
 	unsigned long long v;
 	int c, ret, ep_fd = -1;
 
 	opterr = 0;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+	/* "+": options only before IMAGE; what follows goes to the guest */
+	while ((c = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
 		if (nvx_uvm_tenant_opt(&ta, c))
 			continue;
 		switch (c) {
@@ -134,18 +201,59 @@ static int cmd_uvm_serve(struct nvx_ctx *ctx, int argc, char **argv)
 		case NVX_UVM_OPT_FORBIDDEN:
 			so.debug_forbidden = true;
 			break;
+		case NVX_UVM_OPT_LISTEN:
+			fo.listen = optarg;
+			break;
+		case NVX_UVM_OPT_WARM:
+		case NVX_UVM_OPT_MAX:
+			if (nvx_parse_uint(optarg, NVX_UVM_MAX_VMS, &v))
+				return nvx_usage_error(ctx, "%s: 0 to %d, not %s",
+						       c == NVX_UVM_OPT_WARM ?
+						       "--warm" : "--max",
+						       NVX_UVM_MAX_VMS, optarg);
+			*(c == NVX_UVM_OPT_WARM ? &fo.warm : &fo.max) = v;
+			fn_only = true;
+			break;
+		case NVX_UVM_OPT_TIMEOUT:
+		case NVX_UVM_OPT_LIFETIME:
+			if (nvx_parse_uint(optarg, 86400, &v))
+				return nvx_usage_error(ctx,
+						       "%s: seconds, 0 to 86400, not %s",
+						       c == NVX_UVM_OPT_TIMEOUT ?
+						       "--timeout" : "--lifetime",
+						       optarg);
+			*(c == NVX_UVM_OPT_TIMEOUT ? &fo.timeout :
+			  &fo.lifetime) = v;
+			fn_only = true;
+			break;
+		case NVX_UVM_OPT_MEM:
+			ret = nvx_uvm_parse_mem(ctx, optarg, &fo.mem);
+			if (ret)
+				return ret;
+			fn_only = true;
+			break;
 		default:
 			return nvx_getopt_error(ctx, c, argv);
 		}
 	}
-	if (optind < argc)
+	if (fo.listen && (ep_fd >= 0 || so.debug_forbidden))
+		return nvx_usage_error(ctx,
+				       "--listen excludes --ep-fd and --debug-forbidden-syscall");
+	if (!fo.listen && fn_only)
+		return nvx_usage_error(ctx,
+				       "--warm, --max, --timeout, --lifetime and --mem need --listen");
+	if (!fo.listen && optind < argc)
 		return nvx_usage_error(ctx, "unexpected argument: %s",
 				       argv[optind]);
-	if (ep_fd < 0)
-		return nvx_usage_error(ctx, "--ep-fd is required");
+	if (!fo.listen && ep_fd < 0)
+		return nvx_usage_error(ctx, "--ep-fd or --listen is required");
 	ret = nvx_uvm_tenant(ctx, &ta, &t);
 	if (ret)
 		return ret;
+	if (fo.listen) {
+		fo.verbose = ta.verbose;
+		return nvx_uvm_fn_serve(ctx, &fo, &t, argc, argv);
+	}
 	so.verbose = ta.verbose;
 	return nvx_sys_serve(ep_fd, &t, &so);
 }
@@ -197,7 +305,7 @@ static int nvx_uvm_run_parse(struct nvx_ctx *ctx, int argc, char **argv,
 		{ "verbose", no_argument, NULL, NVX_UVM_OPT_VERBOSE },
 		{ }
 	};
-	int c;
+	int c, ret;
 
 	opterr = 0;
 	optind = 0;
@@ -207,11 +315,9 @@ static int nvx_uvm_run_parse(struct nvx_ctx *ctx, int argc, char **argv,
 			continue;
 		switch (c) {
 		case NVX_UVM_OPT_MEM:
-			if (nvx_parse_size(optarg, &a->mem) ||
-			    a->mem < (2ULL << 20) || a->mem > (4ULL << 30))
-				return nvx_usage_error(ctx,
-					"--mem: a size from 2M to 4G, not %s",
-					optarg);
+			ret = nvx_uvm_parse_mem(ctx, optarg, &a->mem);
+			if (ret)
+				return ret;
 			break;
 		case NVX_UVM_OPT_VCPUS:
 			if (strcmp(optarg, "1"))
@@ -334,7 +440,24 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 
 static const char nvx_uvm_serve_usage[] =
 	"--ep-fd FD [--policy FILE --tenant NAME | --root DIR] [--verbose] [--debug-forbidden-syscall]\n"
+	"       uvm serve --listen ADDR:PORT [--warm N] [--max N] [--timeout S] [--lifetime S] [--mem SIZE] [--policy FILE --tenant NAME | --root DIR] [--verbose] IMAGE [-- ARGS...]\n"
 	"\n"
+	"With --listen, the function server: listens on ADDR:PORT (IPv4, or\n"
+	"[IPv6]; port 0 picks one; it prints \"listening on ADDR:PORT\") and\n"
+	"gives each TCP connection a user VM of IMAGE (RAM SIZE, default 4M):\n"
+	"one of N made ahead of demand (--warm, default 0; each is handed out\n"
+	"once, then replaced), or one made for it. The guest says READY, then\n"
+	"its fd 0 and 1 are the connection; when it exits, crashes or is\n"
+	"stopped, the connection is closed (the client reads EOF). At most\n"
+	"--max connections (default 64; --max plus --warm at most 256) are\n"
+	"served at once, more wait in the listen backlog. A client silent or\n"
+	"not reading for --timeout seconds (default 30, 0: no limit) fails the\n"
+	"guest's READ or WRITE with -EAGAIN; a VM serving one connection for\n"
+	"--lifetime seconds (default 0: no limit) is stopped. One system\n"
+	"process of the tenant serves all the VMs. Runs until SIGTERM or\n"
+	"SIGINT, then stops every VM and exits 0.\n"
+	"\n"
+	"Without --listen:\n"
 	"The system process of one tenant. Serves the endpoint FD (inherited\n"
 	"from the process that made it with NVX_IOC_UVM_ENDPOINT) with one\n"
 	"worker thread per guest thread and one fd table per VM: guest fds 0,\n"

@@ -2,8 +2,8 @@
 /*
  * nvx guest runtime: boot (IDT, LAPIC, arguments, heap), the guest side
  * of the ring protocol of include/uapi/nvx/uvm.h, the services built on
- * it (write, read, exit, clock, the file calls, VM-to-VM messages) and a
- * few libc pieces.
+ * it (write, read, exit, clock, the file calls, sockets, VM-to-VM
+ * messages) and a few libc pieces.
  *
  * Ring rules kept here: every submission gets exactly one completion;
  * at most cq_entries may be unconsumed; the CQ entry at cq_cons is valid
@@ -538,6 +538,146 @@ long getrandom(void *buf, unsigned long n)
 		       NVX_UVM_MSGF_PULL, &m);
 
 	return st < 0 ? st : (long)m.bulk_len;
+}
+
+/* -------------------------------------------------------- sockets --- */
+
+int socket(int domain, int type)
+{
+	struct nvx_uvm_fcall fc = { .flags = type, .arg = domain };
+	struct nvx_uvm_msg m;
+	int st = fcall(NVX_UVM_MSG_SOCKET, &fc, NULL, 0, 0, &m);
+
+	return st < 0 ? st : (int)fc.ret;
+}
+
+/* BIND, CONNECT: @addr as PUSH */
+static int addr_call(unsigned int type, int fd,
+		     const struct nvx_uvm_sockaddr *addr)
+{
+	struct nvx_uvm_fcall fc = { .fd = fd };
+	struct nvx_uvm_msg m;
+
+	return fcall(type, &fc, (void *)addr, sizeof(*addr),
+		     NVX_UVM_MSGF_PUSH, &m);
+}
+
+int bind(int fd, const struct nvx_uvm_sockaddr *addr)
+{
+	return addr_call(NVX_UVM_MSG_BIND, fd, addr);
+}
+
+int connect(int fd, const struct nvx_uvm_sockaddr *addr)
+{
+	return addr_call(NVX_UVM_MSG_CONNECT, fd, addr);
+}
+
+int listen(int fd, int backlog)
+{
+	return fd_call(NVX_UVM_MSG_LISTEN, fd, backlog < 0 ? 0 : backlog);
+}
+
+int accept(int fd, struct nvx_uvm_sockaddr *peer, unsigned int flags)
+{
+	struct nvx_uvm_fcall fc = { .fd = fd, .flags = flags };
+	struct nvx_uvm_sockaddr a;
+	struct nvx_uvm_msg m;
+	int st = fcall(NVX_UVM_MSG_ACCEPT, &fc, &a, sizeof(a),
+		       NVX_UVM_MSGF_PULL, &m);
+
+	if (st < 0)
+		return st;
+	if (peer) {
+		if (m.bulk_len != sizeof(a))
+			memset(&a, 0, sizeof(a));
+		*peer = a;
+	}
+	return fc.ret;
+}
+
+long send(int fd, const void *buf, unsigned long n, unsigned int flags)
+{
+	struct nvx_uvm_fcall fc;
+	struct nvx_uvm_msg m;
+	unsigned long done = 0;
+	unsigned int len;
+	int st;
+
+	/* at least one message: a datagram may be empty */
+	do {
+		len = min_bulk(n - done);
+		fc = (struct nvx_uvm_fcall){ .fd = fd, .flags = flags };
+		st = fcall(NVX_UVM_MSG_SEND, &fc, (char *)buf + done, len,
+			   NVX_UVM_MSGF_PUSH, &m);
+		if (st < 0)
+			return done ? (long)done : st;
+		if (fc.ret < 0 || fc.ret > len)
+			return done ? (long)done : -EIO;
+		done += fc.ret;
+	} while (done < n && fc.ret == len);
+	return done;
+}
+
+long recv(int fd, void *buf, unsigned long n, unsigned int flags)
+{
+	struct nvx_uvm_fcall fc = { .fd = fd, .flags = flags };
+	struct nvx_uvm_msg m;
+	int st = fcall(NVX_UVM_MSG_SOCKRECV, &fc, buf, min_bulk(n),
+		       NVX_UVM_MSGF_PULL, &m);
+
+	return st < 0 ? st : (long)m.bulk_len;
+}
+
+int shutdown(int fd, int how)
+{
+	struct nvx_uvm_fcall fc = { .fd = fd, .flags = how };
+	struct nvx_uvm_msg m;
+
+	return fcall(NVX_UVM_MSG_SHUTDOWN, &fc, NULL, 0, 0, &m);
+}
+
+int poll(const struct nvx_uvm_pollfd *fds, unsigned int n, int timeout_ms,
+	 unsigned char *revents)
+{
+	struct nvx_uvm_fcall fc = { .arg = (long long)timeout_ms };
+	struct nvx_uvm_msg m;
+	unsigned int i;
+	int st;
+
+	nvx_msg(&m, NVX_UVM_MSG_POLL);
+	memcpy(m.payload, &fc, sizeof(fc));
+	st = nvx_call_bulk(&m, (void *)fds, min_bulk(n * sizeof(*fds)),
+			   NVX_UVM_MSGF_PUSH, 1);
+	for (i = 0; revents && i < n; i++)
+		revents[i] = st >= 0 && i < NVX_UVM_PAYLOAD ? m.payload[i] : 0;
+	return st;
+}
+
+int inet_pton4(const char *s, unsigned char addr[4])
+{
+	unsigned int i, v, digits;
+
+	for (i = 0; i < 4; i++) {
+		if (i && *s++ != '.')
+			return -EINVAL;
+		for (v = 0, digits = 0; *s >= '0' && *s <= '9'; s++) {
+			v = v * 10 + *s - '0';
+			if (++digits > 3 || v > 255)
+				return -EINVAL;
+		}
+		if (!digits)
+			return -EINVAL;
+		addr[i] = v;
+	}
+	return *s ? -EINVAL : 0;
+}
+
+int sockaddr4(struct nvx_uvm_sockaddr *sa, const char *ip, unsigned int port)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->family = NVX_UVM_AF_INET;
+	sa->port = port;
+	return port > 0xffff ? -EINVAL : inet_pton4(ip, sa->addr);
 }
 
 /* ------------------------------------------------------- VM-to-VM --- */

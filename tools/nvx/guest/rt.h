@@ -150,8 +150,21 @@ void *alloc(unsigned long size, unsigned long align);
 #define ENAMETOOLONG	36
 #define ENOTEMPTY	39
 #define ELOOP		40
+#define EMFILE		24
+#define EPIPE		32
+#define ENOTSOCK	88
 #define EMSGSIZE	90
+#define EOPNOTSUPP	95
+#define EAFNOSUPPORT	97
+#define EADDRINUSE	98
+#define ENETUNREACH	101
+#define ECONNABORTED	103
 #define ECONNRESET	104
+#define EISCONN		106
+#define ENOTCONN	107
+#define ETIMEDOUT	110
+#define ECONNREFUSED	111
+#define EINPROGRESS	115
 
 /* What getdents64() fills @buf with, as Linux's: @d_reclen bytes each. */
 struct linux_dirent64 {
@@ -193,6 +206,73 @@ int rename(const char *oldp, const char *newp);
 
 /* One message: at most NVX_UVM_MAX_BULK random bytes; returns how many. */
 long getrandom(void *buf, unsigned long n);
+
+/* -------------------------------------------------------- sockets --- */
+
+/*
+ * Socket calls, forwarded to the system process, which holds a real
+ * socket of the tenant's network namespace for each (see uvm.h and
+ * Documentation/nvx/uvm-sys.rst, "Sockets"). A socket's fd comes from
+ * the same table as files: read(), write() and close() work on it too.
+ * Errors are negative errnos, as for files; connect() to an address the
+ * tenant's egress policy refuses is -ENETUNREACH. Each call blocks this
+ * guest (never the system process or another VM) unless it passes
+ * MSG_DONTWAIT where it takes flags.
+ */
+
+#define AF_INET		NVX_UVM_AF_INET
+#define AF_INET6	NVX_UVM_AF_INET6
+#define SOCK_STREAM	NVX_UVM_SOCK_STREAM
+#define SOCK_DGRAM	NVX_UVM_SOCK_DGRAM
+
+/* accept(), send(), recv() flags */
+#define MSG_DONTWAIT	NVX_UVM_SOCK_NONBLOCK	/* -EAGAIN, not a wait */
+#define MSG_PEEK	NVX_UVM_SOCK_PEEK	/* recv() only */
+
+#define SHUT_RD		0
+#define SHUT_WR		1
+#define SHUT_RDWR	2
+
+#define POLLIN		0x01
+#define POLLPRI		0x02
+#define POLLOUT		0x04
+#define POLLERR		0x08
+#define POLLHUP		0x10
+#define POLLNVAL	0x20
+
+/* @domain AF_INET or AF_INET6, @type SOCK_STREAM or SOCK_DGRAM: the fd */
+int socket(int domain, int type);
+int bind(int fd, const struct nvx_uvm_sockaddr *addr);
+int listen(int fd, int backlog);
+/* The new connection's fd; its peer's address into @peer unless NULL. */
+int accept(int fd, struct nvx_uvm_sockaddr *peer, unsigned int flags);
+int connect(int fd, const struct nvx_uvm_sockaddr *addr);
+/*
+ * send(): all of @n bytes (MSG_DONTWAIT: what fits now), in messages of
+ * at most NVX_UVM_MAX_BULK bytes: the bytes sent; an error only when
+ * none was. recv(): one message, at most min(@n, NVX_UVM_MAX_BULK)
+ * bytes: the bytes received, 0 at the end of the stream.
+ */
+long send(int fd, const void *buf, unsigned long n, unsigned int flags);
+long recv(int fd, void *buf, unsigned long n, unsigned int flags);
+int shutdown(int fd, int how);
+/*
+ * Wait at most @timeout_ms (negative: no limit) until one of the @n
+ * (at most NVX_UVM_POLL_MAX) entries of @fds (pad 0) has one of its
+ * events: the number of entries with revents (0 on timeout), each one's
+ * in @revents[i] (POLLIN .. POLLNVAL; POLLNVAL: not a socket of this VM).
+ */
+int poll(const struct nvx_uvm_pollfd *fds, unsigned int n, int timeout_ms,
+	 unsigned char *revents);
+
+/*
+ * inet_pton4() parses dotted-quad IPv4 @s ("127.0.0.1": four decimal
+ * numbers 0..255, nothing after) into @addr (network order): 0 or
+ * -EINVAL. sockaddr4() makes an AF_INET address of it and @port.
+ */
+int inet_pton4(const char *s, unsigned char addr[4]);
+int sockaddr4(struct nvx_uvm_sockaddr *sa, const char *ip,
+	      unsigned int port);
 
 /* ---------------------------------------------------- VM-to-VM --- */
 

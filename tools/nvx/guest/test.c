@@ -75,6 +75,31 @@
  *   relay-echo N		N times: RELAY_RECV (up to NVX_UVM_MAX_BULK),
  *				RELAY_SEND the same bytes
  *
+ * Sockets (served by the system process in the tenant's network
+ * namespace). A line per call, "err E" for a call that failed, as the
+ * file calls; exit 0 unless said otherwise. IP is dotted-quad IPv4.
+ *   sock-echo PORT N [IP]	listen on IP (127.0.0.1):PORT: "listening";
+ *				then N times: accept, "accepted PEER_IP",
+ *				echo until the peer's EOF, close; "done N".
+ *				Exit 1 after "err E"
+ *   sock-connect IP PORT [TEXT]  connect: "ok"; with TEXT send it, shut
+ *				down writing, read to EOF: "got BYTES"
+ *   sock-connect6 IP PORT	an IPv6 socket's connect to ::ffff:IP: "ok"
+ *   sock-fds [PATH]		socket: "fd N", close it: "ok"; then on it
+ *				send, recv, listen, accept, shutdown, and
+ *				listen(64), listen(-1): EBADF each; listen
+ *				and send on stdio fds 1, 0: ENOTSOCK; with
+ *				PATH open it ("fd N") and listen on it:
+ *				ENOTSOCK, poll it: "poll 1 revents 32"
+ *   sock-use FD		an fd of another VM: send, recv, bind,
+ *				listen, accept, connect, shutdown, one
+ *				line each; poll: "poll N revents R"
+ *   sock-poll PORT		a listener on 127.0.0.1:PORT, a client
+ *				connected to it and the accepted socket,
+ *				polled in several ways: "poll N revents
+ *				R..." lines, "recv N", "ok"
+ *   sock-bad			malformed socket calls, a line each
+ *
  * For nvx-bench sys:
  *   bench-pread PATH N LEN	N preads of LEN bytes at offset 0 of PATH
  *   deny N			N messages of type NVX_UVM_MSG_GUEST_MAX,
@@ -723,6 +748,338 @@ static int t_usefd(void)
 	return 0;
 }
 
+/* ---------------------------------------------------------- sockets --- */
+
+/* "err E", exit status 1 */
+static int sock_fail(long long r)
+{
+	say("err", -r);
+	return 1;
+}
+
+/* "accepted A.B.C.D" (or "accepted family F" for an IPv6 peer) */
+static void say_peer(const struct nvx_uvm_sockaddr *a)
+{
+	unsigned int i;
+
+	lstr("accepted ");
+	if (a->family != AF_INET) {
+		lstr("family ");
+		lnum(a->family);
+	}
+	for (i = 0; a->family == AF_INET && i < 4; i++) {
+		if (i)
+			lstr(".");
+		lnum(a->addr[i]);
+	}
+	lend(1);
+}
+
+static int t_sock_echo(void)
+{
+	unsigned long n = arg(3, 1), i;
+	char *buf = alloc(CHUNK, 4096);
+	struct nvx_uvm_sockaddr a;
+	long got, put;
+	int l, c, ret;
+
+	if (!buf)
+		return 2;
+	if (sockaddr4(&a, nargs > 4 ? args[4] : "127.0.0.1", arg(2, 0)))
+		return sock_fail(-EINVAL);
+	l = socket(AF_INET, SOCK_STREAM);
+	if (l < 0)
+		return sock_fail(l);
+	ret = bind(l, &a);
+	if (!ret)
+		ret = listen(l, 8);
+	if (ret)
+		return sock_fail(ret);
+	print("listening\n");
+	for (i = 0; i < n; i++) {
+		c = accept(l, &a, 0);
+		if (c < 0)
+			return sock_fail(c);
+		say_peer(&a);
+		while ((got = recv(c, buf, CHUNK, 0)) > 0) {
+			put = send(c, buf, got, 0);
+			if (put != got)
+				return sock_fail(put < 0 ? put : -EIO);
+		}
+		if (got < 0)
+			return sock_fail(got);
+		ret = close(c);
+		if (ret)
+			return sock_fail(ret);
+	}
+	say("done", n);
+	return 0;
+}
+
+static int t_sock_connect(void)
+{
+	char *buf = alloc(CHUNK, 4096);
+	struct nvx_uvm_sockaddr a;
+	long got, total = 0;
+	int fd, ret;
+
+	if (!buf)
+		return 2;
+	if (sockaddr4(&a, args[2], arg(3, 0)))
+		return result(-EINVAL, 1);
+	fd = socket(AF_INET, SOCK_STREAM);
+	if (fd < 0)
+		return result(fd, 1);
+	ret = connect(fd, &a);
+	result(ret, 0);
+	if (ret || nargs < 5)
+		return 0;
+	got = send(fd, args[4], strlen(args[4]), 0);
+	if (got < 0)
+		return result(got, 1);
+	ret = shutdown(fd, SHUT_WR);
+	if (ret)
+		return result(ret, 1);
+	while ((got = recv(fd, buf, CHUNK, 0)) > 0)
+		total += got;
+	if (got < 0)
+		return result(got, 1);
+	say("got", total);
+	return 0;
+}
+
+static int t_sock_connect6(void)
+{
+	struct nvx_uvm_sockaddr a;
+	int fd;
+
+	if (sockaddr4(&a, args[2], arg(3, 0)))
+		return result(-EINVAL, 1);
+	/* ::ffff:A.B.C.D */
+	a.family = AF_INET6;
+	a.addr[15] = a.addr[3];
+	a.addr[14] = a.addr[2];
+	a.addr[13] = a.addr[1];
+	a.addr[12] = a.addr[0];
+	memset(a.addr, 0, 10);
+	a.addr[10] = 0xff;
+	a.addr[11] = 0xff;
+	fd = socket(AF_INET6, SOCK_STREAM);
+	if (fd < 0)
+		return result(fd, 1);
+	return result(connect(fd, &a), 0);
+}
+
+/* "poll N revents R0 R1 ..." */
+static void say_poll(int n, const unsigned char *rev, unsigned int nr)
+{
+	unsigned int i;
+
+	lstr("poll ");
+	lnum(n);
+	lstr(" revents");
+	for (i = 0; i < nr; i++) {
+		lstr(" ");
+		lnum(n < 0 ? 0 : rev[i]);
+	}
+	lend(1);
+}
+
+/* poll one fd for @events, @ms: "poll N revents R" */
+static void poll1(int fd, unsigned int events, int ms)
+{
+	struct nvx_uvm_pollfd p = { .fd = fd, .events = events };
+	unsigned char rev;
+	int n = poll(&p, 1, ms, &rev);
+
+	if (n < 0)
+		result(n, 1);
+	else
+		say_poll(n, &rev, 1);
+}
+
+/* the socket calls on @fd, a line each, with arguments good but for it */
+static void sock_calls(int fd)
+{
+	struct nvx_uvm_sockaddr a;
+	char buf[8];
+
+	sockaddr4(&a, "127.0.0.1", 1);
+	result(send(fd, "x", 1, 0), 1);
+	result(recv(fd, buf, sizeof(buf), MSG_DONTWAIT), 1);
+	result(bind(fd, &a), 1);
+	result(listen(fd, 1), 1);
+	result(accept(fd, NULL, MSG_DONTWAIT), 1);
+	result(connect(fd, &a), 1);
+	result(shutdown(fd, SHUT_RDWR), 1);
+}
+
+static int t_sock_fds(void)
+{
+	char buf[8];
+	int fd = socket(AF_INET, SOCK_STREAM);
+
+	if (fd < 0)
+		return result(fd, 1);
+	say("fd", fd);
+	result(close(fd), 0);
+	result(send(fd, "x", 1, 0), 1);
+	result(recv(fd, buf, sizeof(buf), MSG_DONTWAIT), 1);
+	result(listen(fd, 1), 1);
+	result(accept(fd, NULL, MSG_DONTWAIT), 1);
+	result(shutdown(fd, SHUT_RDWR), 1);
+	result(listen(64, 1), 1);
+	result(listen(-1, 1), 1);
+	result(listen(1, 1), 1);
+	result(send(0, "x", 1, 0), 1);
+	if (nargs < 3)
+		return 0;
+	fd = open(args[2], O_RDONLY, 0);
+	if (fd < 0)
+		return result(fd, 1);
+	say("fd", fd);
+	result(listen(fd, 1), 1);
+	poll1(fd, POLLIN, 0);
+	return 0;
+}
+
+static int t_sock_use(void)
+{
+	int fd = sarg(2, 0);
+
+	sock_calls(fd);
+	poll1(fd, POLLIN, 0);
+	return 0;
+}
+
+static int t_sock_poll(void)
+{
+	struct nvx_uvm_pollfd p[6];
+	struct nvx_uvm_sockaddr a;
+	unsigned char rev[6];
+	int l, c, s, n;
+	char buf[16];
+
+	if (sockaddr4(&a, "127.0.0.1", arg(2, 0)))
+		return result(-EINVAL, 1);
+	l = socket(AF_INET, SOCK_STREAM);
+	c = socket(AF_INET, SOCK_STREAM);
+	if (l < 0 || c < 0)
+		return result(l < 0 ? l : c, 1);
+	n = bind(l, &a);
+	if (!n)
+		n = listen(l, 4);
+	if (!n)
+		n = connect(c, &a);
+	if (n)
+		return result(n, 1);
+	s = accept(l, NULL, 0);
+	if (s < 0)
+		return result(s, 1);
+	print("ok\n");
+
+	/* nothing to accept or read; c writable; fd 40 and stdout: NVAL */
+	memset(p, 0, sizeof(p));
+	p[0].fd = l;
+	p[0].events = POLLIN;
+	p[1].fd = c;
+	p[1].events = POLLOUT;
+	p[2].fd = s;
+	p[2].events = POLLIN | POLLPRI;
+	p[3].fd = 40;
+	p[3].events = POLLIN;
+	p[4].fd = -1;
+	p[4].events = POLLIN;
+	p[5].fd = 1;
+	p[5].events = POLLOUT;
+	n = poll(p, 6, -1, rev);
+	say_poll(n, rev, 6);
+
+	/* data arrives: woken from a wait */
+	send(c, "x", 1, 0);
+	poll1(s, POLLIN, 10000);
+	/* a timeout: none */
+	poll1(l, POLLIN, 200);
+	/* the peer's EOF after the byte */
+	shutdown(c, SHUT_WR);
+	say("recv", recv(s, buf, sizeof(buf), 0));
+	poll1(s, POLLIN, 10000);
+	say("recv", recv(s, buf, sizeof(buf), 0));
+	/* nothing to read: MSG_DONTWAIT is EAGAIN at once */
+	close(c);
+	poll1(c, POLLIN, 0);
+	result(accept(l, NULL, MSG_DONTWAIT), 1);
+	return 0;
+}
+
+/* One socket call with raw payload fields and PUSH data @buf/@len. */
+static int raw_sock(unsigned int type, int fd, unsigned int flags,
+		    unsigned long long arg, void *buf, unsigned int len)
+{
+	struct nvx_uvm_fcall fc = { .fd = fd, .flags = flags, .arg = arg };
+	struct nvx_uvm_msg m;
+
+	nvx_msg(&m, type);
+	memcpy(m.payload, &fc, sizeof(fc));
+	return nvx_call_bulk(&m, buf, len, NVX_UVM_MSGF_PUSH, 1);
+}
+
+static int t_sock_bad(void)
+{
+	struct nvx_uvm_pollfd p[NVX_UVM_POLL_MAX + 1];
+	struct nvx_uvm_sockaddr a, b;
+	char buf[40];
+	int fd;
+
+	result(socket(99, SOCK_STREAM), 1);		/* EAFNOSUPPORT */
+	result(socket(AF_INET, 3), 1);			/* EINVAL */
+	result(socket(AF_INET, 0), 1);
+	fd = socket(AF_INET, SOCK_STREAM);
+	if (fd < 0)
+		return result(fd, 1);
+	say("fd", fd);
+	/* unknown flags */
+	result(send(fd, "x", 1, 0x4), 1);
+	result(send(fd, "x", 1, MSG_PEEK), 1);
+	result(recv(fd, buf, 1, 0x4), 1);
+	result(accept(fd, NULL, MSG_PEEK), 1);
+	result(shutdown(fd, 3), 1);
+	result(raw_sock(NVX_UVM_MSG_LISTEN, fd, 1, 1, NULL, 0), 1);
+	/* addresses: pad, IPv4's spare bytes, family, size */
+	sockaddr4(&a, "127.0.0.1", 1);
+	b = a;
+	b.pad = 1;
+	result(bind(fd, &b), 1);
+	b = a;
+	b.addr[4] = 1;
+	result(connect(fd, &b), 1);
+	b = a;
+	b.family = 1;
+	result(bind(fd, &b), 1);
+	result(raw_sock(NVX_UVM_MSG_BIND, fd, 0, 0, &a, sizeof(a) - 4), 1);
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &a, sizeof(a));
+	result(raw_sock(NVX_UVM_MSG_CONNECT, fd, 0, 0, buf, sizeof(a) + 4),
+	       1);
+	result(raw_sock(NVX_UVM_MSG_CONNECT, fd, 1, 0, &a, sizeof(a)), 1);
+	/* poll: too many entries, pad, events, a partial entry */
+	memset(p, 0, sizeof(p));
+	result(poll(p, NVX_UVM_POLL_MAX + 1, 0, NULL), 1);
+	p[0].fd = fd;
+	p[0].events = POLLIN;
+	p[0].pad = 1;
+	result(poll(p, 1, 0, NULL), 1);
+	p[0].pad = 0;
+	p[0].events = POLLERR;
+	result(poll(p, 1, 0, NULL), 1);
+	p[0].events = POLLIN;
+	result(raw_sock(NVX_UVM_MSG_POLL, 0, 0, 0, p, sizeof(p[0]) + 4), 1);
+	result(raw_sock(NVX_UVM_MSG_POLL, 0, 1, 0, p, sizeof(p[0])), 1);
+	/* and the socket is still good: nothing to accept (not listening) */
+	result(accept(fd, NULL, MSG_DONTWAIT), 1);
+	return 0;
+}
+
 /* --------------------------------------------------------- VM-to-VM --- */
 
 #define RELAY_SEND	1
@@ -975,7 +1332,10 @@ static int print_usage(void)
 		"  vm-echo N [MAXLEN] | vm-ping DST N LEN [SEGS] |\n",
 		"  vm-offer N LEN | vm-pull DST N LEN | vm-send DST [LEN] |\n",
 		"  vm-recv1 | relay-ping N LEN | relay-echo N |\n",
-		"  bench-pread PATH N LEN | deny N\n",
+		"  bench-pread PATH N LEN | deny N |\n",
+		"  sock-echo PORT N [IP] | sock-connect IP PORT [TEXT] |\n",
+		"  sock-connect6 IP PORT | sock-fds [PATH] | sock-use FD |\n",
+		"  sock-poll PORT | sock-bad\n",
 	};
 	unsigned int i;
 
@@ -1069,6 +1429,13 @@ static const struct mode {
 	{ "relay-echo", 3, t_relay_echo },
 	{ "bench-pread", 5, t_bench_pread },
 	{ "deny", 3, t_deny },
+	{ "sock-echo", 4, t_sock_echo },
+	{ "sock-connect", 4, t_sock_connect },
+	{ "sock-connect6", 4, t_sock_connect6 },
+	{ "sock-fds", 2, t_sock_fds },
+	{ "sock-use", 3, t_sock_use },
+	{ "sock-poll", 3, t_sock_poll },
+	{ "sock-bad", 2, t_sock_bad },
 };
 
 int nvx_main(int argc, char **argv)
