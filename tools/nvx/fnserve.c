@@ -91,6 +91,7 @@ struct nvx_fn_vm {
  * @cold: of those, served by a VM made after accept.
  * @failed: connections closed without a VM (it could not be made).
  * @vm_errors: VMs that ended otherwise than by the guest's exit.
+ * @make_err: how the last VM to be made failed, or 0.
  */
 struct nvx_fn {
 	struct nvx_uvm_opts o;
@@ -104,6 +105,7 @@ struct nvx_fn {
 	unsigned int nr_warm, making, live, busy;
 	bool stopping;
 	uint64_t conns, cold, failed, vm_errors;
+	int make_err;
 };
 
 static int nvx_fn_sig_fd = -1;
@@ -179,15 +181,9 @@ static void *nvx_fn_vm_main(void *arg)
 				     nvx_uvm_reason_name(v->vm.reason),
 				     (unsigned long long)v->vm.detail);
 	}
-	/* the system process sees it go and closes its connection */
-	nvx_uvm_destroy(&v->vm);
-
 	pthread_mutex_lock(&fn->mu);
-	if (ret && ret != -EINTR)
-		fn->vm_errors++;
-	nvx_fn_ctl_send(fn, NVX_SYS_CTL_RELEASE, v->id, -1);
 	if (v->warm) {
-		/* it ended before it was handed a connection */
+		/* it ended before it was handed a connection: never hand it */
 		for (pp = &fn->warm; *pp != v; pp = &(*pp)->warm_next)
 			;
 		*pp = v->warm_next;
@@ -197,7 +193,18 @@ static void *nvx_fn_vm_main(void *arg)
 				fn->warm_tail = *pp;
 		}
 		fn->nr_warm--;
+		v->warm = false;
+		pthread_cond_broadcast(&fn->cv);	/* make another */
 	}
+	pthread_mutex_unlock(&fn->mu);
+	/* the system process sees it go and closes its connection */
+	nvx_uvm_destroy(&v->vm);
+
+	pthread_mutex_lock(&fn->mu);
+	if (ret && ret != -EINTR)
+		fn->vm_errors++;
+	/* after the destroy: a CONN for it came before, under fn->mu */
+	nvx_fn_ctl_send(fn, NVX_SYS_CTL_RELEASE, v->id, -1);
 	if (v->serving)
 		fn->busy--;
 	if (v->prev)
@@ -215,7 +222,7 @@ static void *nvx_fn_vm_main(void *arg)
 
 /*
  * Make a VM, attached to the endpoint, not running yet. NULL when it
- * could not be made (said once per reason with --verbose).
+ * could not be made (said on stderr once per run of failures alike).
  */
 static struct nvx_fn_vm *nvx_fn_vm_make(struct nvx_fn *fn)
 {
@@ -227,8 +234,11 @@ static struct nvx_fn_vm *nvx_fn_vm_make(struct nvx_fn *fn)
 		return NULL;
 	v->fn = fn;
 	ret = nvx_uvm_create(&v->vm, fn->nvx_fd, &fn->o, &where);
-	if (ret) {
+	/* said once until a VM is made again (the warm thread retries) */
+	if (__atomic_exchange_n(&fn->make_err, ret, __ATOMIC_RELAXED) != ret &&
+	    ret)
 		nvx_warn("serve: make a VM: %s: %s", where, strerror(-ret));
+	if (ret) {
 		nvx_uvm_destroy(&v->vm);
 		free(v);
 		return NULL;
@@ -331,6 +341,12 @@ static void nvx_fn_serve_conn(struct nvx_fn *fn, int cfd)
 	pthread_mutex_lock(&fn->mu);
 	fn->conns++;
 	if (fn->warm) {
+		/*
+		 * Taken, marked and passed in one hold of fn->mu: its thread
+		 * (which takes a VM that ended off fn->warm under fn->mu
+		 * first) cannot free it meanwhile, and its RELEASE comes
+		 * after this CONN.
+		 */
 		v = fn->warm;
 		fn->warm = v->warm_next;
 		if (!fn->warm)
@@ -339,12 +355,12 @@ static void nvx_fn_serve_conn(struct nvx_fn *fn, int cfd)
 		v->warm = false;
 		pthread_cond_broadcast(&fn->cv);	/* make another */
 	}
-	pthread_mutex_unlock(&fn->mu);
 	if (!v) {
+		pthread_mutex_unlock(&fn->mu);
 		v = nvx_fn_vm_make(fn);
 		cold = true;
+		pthread_mutex_lock(&fn->mu);
 	}
-	pthread_mutex_lock(&fn->mu);
 	if (v) {
 		v->serving = true;
 		v->since = nvx_fn_now_ms();

@@ -618,7 +618,6 @@ static int nvx_sys_ready(struct nvx_sys_call *c)
 	struct nvx_sys_vm *vm = c->vm;
 	struct nvx_sys_conn **pp, *conn = NULL;
 	struct nvx_sys_file *f, *old[2];
-	uint64_t gen;
 	int i;
 
 	memset(c->payload, 0, sizeof(c->payload));
@@ -628,7 +627,6 @@ static int nvx_sys_ready(struct nvx_sys_call *c)
 	if (!f)
 		return -ENOMEM;
 	pthread_mutex_lock(&sys->conn_mu);
-	gen = sys->released_gen;
 	for (;;) {
 		for (pp = &sys->conns; *pp; pp = &(*pp)->next) {
 			if ((*pp)->vm_id == vm->id) {
@@ -637,9 +635,12 @@ static int nvx_sys_ready(struct nvx_sys_call *c)
 				break;
 			}
 		}
-		/* a RELEASE of this VM drops its conn and bumps the gen */
-		if (conn || __atomic_load_n(&vm->gone, __ATOMIC_ACQUIRE) ||
-		    sys->released_gen != gen)
+		/*
+		 * The server sends a VM's RELEASE only after it destroyed
+		 * the VM, whose VM_GONE notice then sets @gone
+		 * (nvx_sys_vm_sweep() wakes this wait).
+		 */
+		if (conn || __atomic_load_n(&vm->gone, __ATOMIC_ACQUIRE))
 			break;
 		pthread_cond_wait(&sys->conn_cv, &sys->conn_mu);
 	}
@@ -741,7 +742,6 @@ static void *nvx_sys_ctl_main(void *arg)
 				close(conn->fd);
 				free(conn);
 			}
-			sys->released_gen++;
 		}
 		pthread_cond_broadcast(&sys->conn_cv);
 		pthread_mutex_unlock(&sys->conn_mu);
@@ -845,7 +845,7 @@ static void nvx_sys_serve_one(struct nvx_sys *sys, struct nvx_sys_item *it)
 	rep.msg.status = ret;
 	if (op && op->fn && op->fcall)
 		memcpy(rep.msg.payload, &c.fc, sizeof(c.fc));
-	else if (!ret)
+	else if (ret >= 0)	/* POLL: the count, with the revents */
 		memcpy(rep.msg.payload, c.payload, sizeof(c.payload));
 	if (!ret && c.out_len) {
 		rep.buf = (uintptr_t)c.out;

@@ -121,7 +121,6 @@ struct nvx_sys {
 	pthread_mutex_t conn_mu;
 	pthread_cond_t conn_cv;
 	struct nvx_sys_conn *conns;	/* passed, not taken by a READY */
-	uint64_t released_gen;		/* bumped at each RELEASE */
 	int root_fd;			/* O_PATH; -1: no root */
 	uint64_t calls;			/* the tenant's */
 	unsigned int open;
