@@ -402,9 +402,16 @@ static void nvx_fn_reap(struct nvx_fn *fn)
 	pthread_mutex_unlock(&fn->mu);
 }
 
-/* "ADDR:PORT" or "[ADDR6]:PORT" into @ss. 0 or -EINVAL. */
-static int nvx_fn_parse_addr(const char *s, struct sockaddr_storage *ss,
-			     socklen_t *len)
+/**
+ * nvx_fn_parse_addr() - parse --listen's address
+ * @s: "ADDR:PORT" (IPv4) or "[ADDR6]:PORT".
+ * @ss: the address.
+ * @len: its length.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int nvx_fn_parse_addr(const char *s, struct sockaddr_storage *ss,
+		      socklen_t *len)
 {
 	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
 	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;

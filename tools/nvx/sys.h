@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include <nvx/uvm.h>
 
@@ -182,6 +183,10 @@ struct nvx_fn_opts {
  */
 int nvx_fn_serve(int nvx_fd, const struct nvx_sys_tenant *t,
 		 const struct nvx_fn_opts *opt);
+
+/* --listen's "ADDR:PORT" or "[ADDR6]:PORT": 0 or -EINVAL (fnserve.c). */
+int nvx_fn_parse_addr(const char *s, struct sockaddr_storage *ss,
+		      socklen_t *len);
 
 /* The tenant of neither --policy nor --root: stdio, exit, clock, ipc. */
 void nvx_sys_tenant_default(struct nvx_sys_tenant *t);

@@ -25,6 +25,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -126,9 +127,15 @@ static int nvx_uvm_fn_serve(struct nvx_ctx *ctx, struct nvx_fn_opts *fo,
 			    char **argv)
 {
 	static char path[PATH_MAX], *gargv[64];
+	struct sockaddr_storage ss;
 	const char *image;
+	socklen_t len;
 	int ret, i, n;
 
+	if (nvx_fn_parse_addr(fo->listen, &ss, &len))
+		return nvx_usage_error(ctx,
+				       "--listen: ADDR:PORT or [ADDR6]:PORT, not '%s'",
+				       fo->listen);
 	if (optind >= argc)
 		return nvx_usage_error(ctx, "--listen: IMAGE is required");
 	image = argv[optind++];
@@ -430,7 +437,7 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 	"--root DIR one whose root is DIR and who may read files there\n"	\
 	"(openat read-only, read, pread, lseek, fstat, getdents, close) and\n" \
 	"make the default calls and getrandom; without either, the default\n" \
-	"tenant: guest writes to fd 1 and 2, reads of fd 0, exit, clock and\n" \
+	"tenant: guest writes to fd 1 and 2, reads of fd 0, exit, clock, READY and\n" \
 	"IPC (a ping service: the reply carries the request's first 8 payload\n" \
 	"bytes plus one). A call the tenant may not make completes with\n"	\
 	"-EPERM; the endpoint's kernel policy denies it first. A malformed\n" \
@@ -471,7 +478,7 @@ static const char nvx_uvm_serve_usage[] =
 	"it serves: opens the root, closes every other fd, becomes the\n"
 	"tenant's uid and gid (when run as root), sets no_new_privs and\n"
 	"installs a seccomp filter that kills it for any other system call.\n"
-	"--debug-forbidden-syscall then calls socket(2): it must die of SIGSYS.\n";
+	"--debug-forbidden-syscall then calls getppid(2): it must die of SIGSYS.\n";
 
 const struct nvx_cmd nvx_uvm_cmds[] = {
 	{
