@@ -41,7 +41,7 @@ static const struct nvx_cmd nvx_benchs[] = {
 	NVX_BENCH(grant, "time nvx grants against the kernel's other ways to get zeroed memory"),
 	NVX_BENCH(uvm, "user VMs: fast path vs slow path, cold start"),
 	NVX_BENCH(sys, "the system side: policy, VM-to-VM, forwarded file calls"),
-	NVX_BENCH(http, "an HTTP function in user VMs against host servers: cold start, keep-alive"),
+	NVX_BENCH(http, "an HTTP function in user VMs against host servers"),
 	NVX_BENCH(uintr, "time nvx user interrupts against signals and eventfd"),
 	NVX_BENCH(srq, "measure nvx shared RX buffers against per-queue buffers and AF_PACKET"),
 	{ }

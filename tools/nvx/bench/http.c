@@ -60,6 +60,7 @@ enum {
 #define NVX_HTTP_VM_MEM		(4ULL << 20)
 #define NVX_HTTP_POOL_SLACK	(16ULL << 20)
 #define NVX_HTTP_SERVER_ENV	"NVX_BENCH_HTTP_SERVER"
+#define NVX_HTTP_LAT_FMT	"p50 %8.3f ms  p95 %8.3f ms  p99 %8.3f ms\n"
 
 /* Percentiles of one set of times. */
 struct nvx_http_lat {
@@ -132,7 +133,9 @@ static void nvx_http_lat(struct nvx_http_bench *b, struct nvx_http_lat *l)
 	unsigned int n = b->nr_ns;
 
 	if (!n) {
-		l->p50 = l->p95 = l->p99 = NAN;
+		l->p50 = NAN;
+		l->p95 = NAN;
+		l->p99 = NAN;
 		return;
 	}
 	qsort(b->ns, n, sizeof(uint64_t), nvx_bench_cmp_u64);
@@ -295,13 +298,13 @@ static int nvx_http_send(int fd, const char *buf, size_t len)
  * its own, serving the listening socket they inherit.
  */
 
-static volatile sig_atomic_t nvx_http_stopping;
+static int nvx_http_stopping;	/* set by a signal handler: __atomic */
 static int nvx_http_listen_fd = -1;
 
 /* SIGTERM in a host server: wake accept() or epoll_wait(), then stop. */
 static void nvx_http_host_term(int sig)
 {
-	nvx_http_stopping = 1;
+	__atomic_store_n(&nvx_http_stopping, 1, __ATOMIC_RELAXED);
 	shutdown(nvx_http_listen_fd, SHUT_RDWR);
 }
 
@@ -335,17 +338,17 @@ static void nvx_http_host_signals(int lfd)
 static void __attribute__((noreturn)) nvx_http_inetd(int lfd,
 						     const char *echo)
 {
-	char *argv[] = { (char *)echo, NULL };
+	char *const argv[] = { (char *)echo, NULL };
 	int c, ret = 0;
 	pid_t pid;
 
 	nvx_http_host_signals(lfd);
-	while (!nvx_http_stopping) {
+	while (!__atomic_load_n(&nvx_http_stopping, __ATOMIC_RELAXED)) {
 		c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (c < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if (!nvx_http_stopping) {
+			if (!__atomic_load_n(&nvx_http_stopping, __ATOMIC_RELAXED)) {
 				perror("nvx-bench http: inetd: accept");
 				ret = 1;
 			}
@@ -376,7 +379,7 @@ static void __attribute__((noreturn)) nvx_http_inetd(int lfd,
 struct nvx_http_sconn {
 	int fd;
 	bool closing;		/* close once the output is out */
-	size_t len;		/* bytes in in */
+	size_t len;		/* bytes held in @in */
 	size_t olen, ooff;	/* bytes in out, of them sent */
 	size_t ocap;
 	char *out;
@@ -481,7 +484,8 @@ static int nvx_http_sconn_io(int ep, struct nvx_http_sconn *c)
 		c->ooff += k;
 	}
 	if (c->ooff == c->olen) {
-		c->ooff = c->olen = 0;
+		c->ooff = 0;
+		c->olen = 0;
 		if (c->closing || eof)
 			return -1;
 		ev.events = EPOLLIN;
@@ -516,7 +520,7 @@ static void __attribute__((noreturn)) nvx_http_epoll_server(int lfd)
 		perror("nvx-bench http: epoll server");
 		_exit(1);
 	}
-	while (!nvx_http_stopping) {
+	while (!__atomic_load_n(&nvx_http_stopping, __ATOMIC_RELAXED)) {
 		n = epoll_wait(ep, evs, 64, -1);
 		if (n < 0 && errno != EINTR) {
 			perror("nvx-bench http: epoll server: epoll_wait");
@@ -853,7 +857,8 @@ static int nvx_http_once(const struct sockaddr_in *a, unsigned int seq,
 			ret = -EPROTO;
 			break;
 		}
-		len = used = 0;
+		len = 0;
+		used = 0;
 		ret = poll(&p, 1, nvx_http_ms_left(deadline));
 		if (ret <= 0) {
 			ret = ret ? -errno : -ETIMEDOUT;
@@ -1214,11 +1219,11 @@ static void nvx_http_print(struct nvx_ctx *ctx, struct nvx_http_bench *b)
 	printf("cold start to the first response (a new connection, POST of %u B,\n"
 	       "Connection: close), %u requests each:\n",
 	       NVX_HTTP_BODY, b->iterations);
-	printf("  uvm serve --warm 0 (VM made after accept) p50 %8.3f ms  p95 %8.3f ms  p99 %8.3f ms\n",
+	printf("  uvm serve --warm 0 (VM made after accept) " NVX_HTTP_LAT_FMT,
 	       b->cold_uvm0.p50, b->cold_uvm0.p95, b->cold_uvm0.p99);
-	printf("  uvm serve --warm %-3u (prepared VMs)       p50 %8.3f ms  p95 %8.3f ms  p99 %8.3f ms\n",
+	printf("  uvm serve --warm %-3u (prepared VMs)       " NVX_HTTP_LAT_FMT,
 	       b->warm, b->cold_uvm.p50, b->cold_uvm.p95, b->cold_uvm.p99);
-	printf("  host inetd, fork+exec of http-echo-host  p50 %8.3f ms  p95 %8.3f ms  p99 %8.3f ms\n",
+	printf("  host inetd, fork+exec of http-echo-host  " NVX_HTTP_LAT_FMT,
 	       b->cold_host.p50, b->cold_host.p95, b->cold_host.p99);
 	printf("  p50 / host p50: --warm 0 %.2f (goal <= 1.5), --warm %u %.2f\n",
 	       head, b->warm, warm);
@@ -1367,9 +1372,9 @@ int cmd_bench_http(struct nvx_ctx *ctx, int argc, char **argv)
 		case NVX_HTTP_OPT_CONNS:
 			if (nvx_http_parse_conns(b, optarg))
 				ret = nvx_usage_error(ctx,
-					"bad --conns: %s (1 to %u, up to %u of them)",
-					optarg, NVX_HTTP_MAX_CONNS,
-					NVX_HTTP_MAX_POINTS);
+						      "bad --conns: %s (1 to %u, up to %u of them)",
+						      optarg, NVX_HTTP_MAX_CONNS,
+						      NVX_HTTP_MAX_POINTS);
 			break;
 		case NVX_HTTP_OPT_NO_WARM:
 			b->no_warm = true;

@@ -755,7 +755,7 @@ UVM_TEST(seccomp_kills)
 		 (unsigned long long)ROOT_CALLS);
 	EXPECT_NE(NULL, strstr(run.err, want)) TH_LOG("stderr: '%s'", run.err);
 	EXPECT_NE(NULL, strstr(run.err,
-			       "nvxtool: sys: seccomp filter: 35 rules, installed in "))
+			       "nvxtool: sys: seccomp filter: 36 rules, installed in "))
 		TH_LOG("stderr: '%s'", run.err);
 	EXPECT_EQ(NULL, strstr(run.err, "was allowed"));
 	memset(&p, 0, sizeof(p));
