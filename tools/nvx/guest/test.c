@@ -100,6 +100,23 @@
  *				R..." lines, "recv N", "ok"
  *   sock-bad			malformed socket calls, a line each
  *
+ * Function server guests (nvxtool uvm serve --listen): each says READY,
+ * then fd 0 and 1 are a client's connection. A READ or WRITE that fails
+ * prints "MODE: read R" or "MODE: write R" (R the negative errno) on
+ * stderr and exits 1. The guest writes with single WRITE messages whose
+ * status it checks (write() counts a failed one's bytes as written).
+ *   serve-exit		read once (up to 4 KiB), exit 3 without writing
+ *   serve-crash		read once, then write port 0x80 (as badport)
+ *   serve-mute		read until EOF, never write; exit 0
+ *   serve-deaf [MS]	never read: wait MS ms (60000), exit 0
+ *   serve-flood		write 'a'..'z' over and over until a WRITE
+ *				fails (the stream's byte K is 'a' + K % 26)
+ *   serve-mix		read the client's first line, then do what it
+ *				says: "echo" (send back every byte after
+ *				the line, until EOF; exit 0), "exit",
+ *				"crash", "mute", "deaf [MS]" or "flood"
+ *				as the modes above; exit 2 for another
+ *
  * For nvx-bench sys:
  *   bench-pread PATH N LEN	N preads of LEN bytes at offset 0 of PATH
  *   deny N			N messages of type NVX_UVM_MSG_GUEST_MAX,
@@ -1316,6 +1333,146 @@ static int t_relay_echo(void)
 	return 0;
 }
 
+/* ------------------------------------------------- function server --- */
+
+#define SERVE_BUF	(26 * 2520)	/* a whole number of 'a'..'z' */
+
+enum {
+	SERVE_ECHO, SERVE_EXIT, SERVE_CRASH, SERVE_MUTE, SERVE_DEAF,
+	SERVE_FLOOD, SERVE_MIX,
+};
+
+static const char *const serve_names[] = {
+	[SERVE_ECHO] = "echo", [SERVE_EXIT] = "exit", [SERVE_CRASH] = "crash",
+	[SERVE_MUTE] = "mute", [SERVE_DEAF] = "deaf", [SERVE_FLOOD] = "flood",
+	[SERVE_MIX] = "mix",
+};
+
+/* "MODE: CALL R" on stderr; exit status 1 */
+static int serve_fail(const char *call, long r)
+{
+	lstr(args[1]);
+	lstr(": ");
+	lstr(call);
+	lstr(" ");
+	lnum(r);
+	lend(2);
+	return 1;
+}
+
+/* One WRITE of @len bytes to fd 1: its status. */
+static int serve_write(const char *buf, unsigned long len)
+{
+	struct nvx_uvm_msg m;
+
+	return nvx_xfer(NVX_UVM_MSG_WRITE, 1, (void *)buf, len,
+			NVX_UVM_MSGF_PUSH, &m);
+}
+
+/* Which of serve_names @s (of @n bytes) starts with; -1 for none. */
+static int serve_how(const char *s, unsigned long n)
+{
+	unsigned long k;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(serve_names); i++) {
+		k = strlen(serve_names[i]);
+		if (n >= k && !memcmp(s, serve_names[i], k) &&
+		    (n == k || s[k] == ' ' || s[k] == '\n'))
+			return i;
+	}
+	return -1;
+}
+
+/* Behave as @how; @have bytes of the client's at @p came already. */
+static int serve_as(int how, char *buf, const char *p, unsigned long have,
+		    unsigned long ms)
+{
+	unsigned long k;
+	long n;
+	int st;
+
+	switch (how) {
+	case SERVE_EXIT:
+		exit(3);
+	case SERVE_CRASH:
+		port_out8(0x80, 0);
+		not_stopped(0);
+	case SERVE_DEAF:
+		pause_ms(ms);
+		return 0;
+	case SERVE_FLOOD:
+		for (k = 0; k < SERVE_BUF; k++)
+			buf[k] = 'a' + k % 26;
+		for (;;) {
+			st = serve_write(buf, SERVE_BUF);
+			if (st < 0)
+				return serve_fail("write", st);
+		}
+	case SERVE_ECHO:
+	case SERVE_MUTE:
+		break;
+	default:
+		return 2;
+	}
+	for (;;) {
+		if (how == SERVE_ECHO && have) {
+			st = serve_write(p, have);
+			if (st < 0)
+				return serve_fail("write", st);
+		}
+		n = read(0, buf, SERVE_BUF);
+		if (n < 0)
+			return serve_fail("read", n);
+		if (!n)
+			return 0;
+		p = buf;
+		have = n;
+	}
+}
+
+/* serve-MODE: see the top */
+static int t_serve(void)
+{
+	unsigned long have = 0, ms = arg(2, 60000), eol = 0;
+	char *buf = alloc(SERVE_BUF, 4096);
+	int how = serve_how(args[1] + 6, strlen(args[1] + 6));
+	long n;
+
+	if (!buf)
+		return 2;
+	if (ready())
+		return 1;
+	if (how == SERVE_EXIT || how == SERVE_CRASH) {
+		n = read(0, buf, 4096);
+		if (n < 0)
+			return serve_fail("read", n);
+	}
+	if (how != SERVE_MIX)
+		return serve_as(how, buf, buf, 0, ms);
+	/* the first line, and what came after it */
+	for (;;) {
+		for (; eol < have && buf[eol] != '\n'; eol++)
+			;
+		if (eol < have)
+			break;
+		if (have == SERVE_BUF)
+			return 2;
+		n = read(0, buf + have, SERVE_BUF - have);
+		if (n < 0)
+			return serve_fail("read", n);
+		if (!n)
+			return 0;
+		have += n;
+	}
+	how = serve_how(buf, eol);
+	if (how == SERVE_DEAF && eol > 5)
+		ms = strtoul(buf + 5, NULL, 0);
+	if (how == SERVE_MIX)
+		how = -1;
+	return serve_as(how, buf, buf + eol + 1, have - eol - 1, ms);
+}
+
 static int print_usage(void)
 {
 	static const char *const u[] = {
@@ -1335,7 +1492,9 @@ static int print_usage(void)
 		"  bench-pread PATH N LEN | deny N |\n",
 		"  sock-echo PORT N [IP] | sock-connect IP PORT [TEXT] |\n",
 		"  sock-connect6 IP PORT | sock-fds [PATH] | sock-use FD |\n",
-		"  sock-poll PORT | sock-bad\n",
+		"  sock-poll PORT | sock-bad |\n",
+		"  serve-exit | serve-crash | serve-mute | serve-deaf [MS] |\n",
+		"  serve-flood | serve-mix\n",
 	};
 	unsigned int i;
 
@@ -1436,6 +1595,12 @@ static const struct mode {
 	{ "sock-use", 3, t_sock_use },
 	{ "sock-poll", 3, t_sock_poll },
 	{ "sock-bad", 2, t_sock_bad },
+	{ "serve-exit", 2, t_serve },
+	{ "serve-crash", 2, t_serve },
+	{ "serve-mute", 2, t_serve },
+	{ "serve-deaf", 2, t_serve },
+	{ "serve-flood", 2, t_serve },
+	{ "serve-mix", 2, t_serve },
 };
 
 int nvx_main(int argc, char **argv)

@@ -32,9 +32,9 @@
 #define CALL(t)		(1ULL << NVX_UVM_MSG_##t)
 /* the calls of a --root tenant */
 #define ROOT_CALLS	(CALL(IPC) | CALL(WRITE) | CALL(READ) | CALL(EXIT) | \
-			 CALL(CLOCK) | CALL(GETRANDOM) | CALL(OPENAT) |	\
-			 CALL(CLOSE) | CALL(PREAD) | CALL(LSEEK) |	\
-			 CALL(FSTAT) | CALL(GETDENTS))
+			 CALL(CLOCK) | CALL(READY) | CALL(GETRANDOM) |	\
+			 CALL(OPENAT) | CALL(CLOSE) | CALL(PREAD) |	\
+			 CALL(LSEEK) | CALL(FSTAT) | CALL(GETDENTS))
 
 static struct run run;
 static char test_img[PATH_MAX + 16], cat_img[PATH_MAX + 16];
