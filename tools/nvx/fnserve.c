@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,6 +57,7 @@
  * @fn: the server.
  * @serving: handed a connection (counted in fn->busy).
  * @warm: in fn->warm.
+ * @ended: its vCPU loop returned (set under fn->mu): stop it no more.
  * @since: CLOCK_MONOTONIC ms it was handed its connection.
  */
 struct nvx_fn_vm {
@@ -66,6 +68,7 @@ struct nvx_fn_vm {
 	struct nvx_fn *fn;
 	bool serving;
 	bool warm;
+	bool ended;
 	uint64_t since;
 };
 
@@ -161,6 +164,8 @@ static int nvx_fn_ctl_send(struct nvx_fn *fn, uint32_t op, uint32_t vm_id,
 /* Stop @v: its vCPU thread leaves KVM_RUN and ends it. Under fn->mu. */
 static void nvx_fn_vm_stop(struct nvx_fn_vm *v)
 {
+	if (v->ended)		/* its run page may be gone already */
+		return;
 	__atomic_store_n(&v->vm.stop, 1, __ATOMIC_RELAXED);
 	/* KVM_RUN entered after this returns -EINTR at once */
 	__atomic_store_n(&v->vm.run->immediate_exit, 1, __ATOMIC_RELEASE);
@@ -182,6 +187,7 @@ static void *nvx_fn_vm_main(void *arg)
 				     (unsigned long long)v->vm.detail);
 	}
 	pthread_mutex_lock(&fn->mu);
+	v->ended = true;
 	if (v->warm) {
 		/* it ended before it was handed a connection: never hand it */
 		for (pp = &fn->warm; *pp != v; pp = &(*pp)->warm_next)
@@ -509,8 +515,12 @@ static void nvx_fn_loop(struct nvx_fn *fn)
 		if (full || !(p[0].revents & POLLIN))
 			continue;
 		cfd = accept4(fn->lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (cfd < 0)
-			continue;	/* ECONNABORTED, EMFILE: the next one */
+		if (cfd < 0) {
+			/* out of fds: let VMs end rather than spin */
+			if (errno == EMFILE || errno == ENFILE)
+				poll(NULL, 0, 20);
+			continue;	/* ECONNABORTED: the next one */
+		}
 		if (fn->opt->timeout) {
 			/* a client silent or not reading for so long: -EAGAIN */
 			setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -557,9 +567,15 @@ int nvx_fn_serve(int nvx_fd, const struct nvx_sys_tenant *t,
 	struct nvx_sys_opts so = { .verbose = opt->verbose, .policy_set = true };
 	struct sigaction sa = { .sa_handler = nvx_fn_on_kick };
 	pthread_t warm_th;
+	struct rlimit rl;
 	int ctl[2], ret, st;
 	bool warm = false;
 
+	/* a VM holds a few fds here (KVM, vCPU, grant, channel...) */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	fn.opt = opt;
 	fn.nvx_fd = nvx_fd;
 	fn.lfd = -1;

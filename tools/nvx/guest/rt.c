@@ -254,11 +254,12 @@ long write(int fd, const void *buf, unsigned long n)
 			len = NVX_UVM_MAX_BULK;
 		st = nvx_xfer(NVX_UVM_MSG_WRITE, fd, (char *)buf + done, len,
 			      NVX_UVM_MSGF_PUSH, &m);
+		/* bulk_len is what the kernel moved, written or not */
+		if (st < 0)
+			return done ? (long)done : st;
 		if (m.bulk_len > len)
 			m.bulk_len = len;
 		done += m.bulk_len;
-		if (st < 0)
-			return done ? (long)done : st;
 		if (!m.bulk_len)
 			break;
 	}
