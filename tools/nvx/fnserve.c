@@ -493,9 +493,11 @@ static int nvx_fn_listen(struct nvx_fn *fn)
  */
 static void nvx_fn_loop(struct nvx_fn *fn)
 {
-	struct pollfd p[2] = {
+	struct pollfd p[3] = {
 		{ .fd = fn->lfd, .events = POLLIN },
 		{ .fd = fn->sig[0], .events = POLLIN },
+		/* POLLHUP: the system process ended, nothing can be served */
+		{ .fd = fn->ctl_fd, .events = 0 },
 	};
 	struct timeval tv = { .tv_sec = fn->opt->timeout };
 	bool full;
@@ -507,10 +509,14 @@ static void nvx_fn_loop(struct nvx_fn *fn)
 		pthread_mutex_unlock(&fn->mu);
 		/* full: leave new connections in the backlog, tick */
 		p[0].fd = full ? -1 : fn->lfd;
-		if (poll(p, 2, full ? 20 : 1000) < 0 && errno != EINTR)
+		if (poll(p, 3, full ? 20 : 1000) < 0 && errno != EINTR)
 			break;
 		if (p[1].revents)
 			break;
+		if (p[2].revents) {
+			nvx_err("serve: the system process ended: stopping");
+			break;
+		}
 		nvx_fn_reap(fn);
 		if (full || !(p[0].revents & POLLIN))
 			continue;
@@ -616,6 +622,9 @@ int nvx_fn_serve(int nvx_fd, const struct nvx_sys_tenant *t,
 		close(nvx_fd);
 		close(fn.lfd);
 		close(ctl[0]);
+		/* it ends when the server closes the control socket */
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
 		so.ctl_fd = ctl[1];
 		_exit(nvx_sys_serve(ep.fd, t, &so));
 	}

@@ -180,18 +180,26 @@ static int nvx_sys_openat2(int dirfd, const char *path, uint64_t flags,
  * end; with @wait (a guest's non-blocking socket), waiting while the
  * socket is full.
  */
-static int nvx_sys_write_all(int fd, const char *buf, size_t len, off_t off,
-			     bool wait)
+static int nvx_sys_write_all(struct nvx_sys_vm *vm, int fd, const char *buf,
+			     size_t len, off_t off, bool wait)
 {
+	int hup = 0, ret;
 	ssize_t n;
 
 	while (len) {
 		n = off < 0 ? write(fd, buf, len) : pwrite(fd, buf, len, off);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && errno == EAGAIN && wait &&
-		    !nvx_sys_sock_wait(fd, POLLOUT))
+		if (n < 0 && errno == EAGAIN && wait) {
+			/* shut down and still full: it will never drain */
+			if (hup)
+				return -EPIPE;
+			ret = nvx_sys_sock_wait(vm, fd, POLLOUT);
+			if (ret < 0)
+				return ret;
+			hup = ret;
 			continue;
+		}
 		if (n <= 0)
 			return n < 0 ? -errno : -EIO;
 		buf += n;
@@ -285,7 +293,7 @@ static int nvx_sys_write(struct nvx_sys_call *c)
 	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_OUT | NVX_SYS_F_OWNED);
 	if (!f)
 		return -EBADF;
-	ret = nvx_sys_write_all(f->fd, c->buf, c->in_len, -1,
+	ret = nvx_sys_write_all(c->vm, f->fd, c->buf, c->in_len, -1,
 				nvx_sys_f_waits(f));
 	nvx_sys_fput(c->vm, f);
 	return ret;
@@ -294,6 +302,7 @@ static int nvx_sys_write(struct nvx_sys_call *c)
 static int nvx_sys_read(struct nvx_sys_call *c)
 {
 	struct nvx_sys_file *f;
+	int ret, hup = 0;
 	ssize_t n;
 
 	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_IN | NVX_SYS_F_OWNED);
@@ -301,16 +310,28 @@ static int nvx_sys_read(struct nvx_sys_call *c)
 		return -EBADF;
 	for (;;) {
 		n = read(f->fd, c->buf, c->room);
+		ret = n < 0 ? -errno : 0;
 		/* a guest's socket is non-blocking; the guest thread waits */
-		if (n >= 0 || (errno != EAGAIN && errno != EINTR) ||
+		if (n >= 0 || (ret != -EAGAIN && ret != -EINTR) ||
 		    !nvx_sys_f_waits(f))
 			break;
-		if (errno == EAGAIN && nvx_sys_sock_wait(f->fd, POLLIN))
+		if (ret == -EINTR)
+			continue;
+		if (hup) {
+			/* shut down (a UDP socket stays "readable"): the end */
+			n = 0;
+			ret = 0;
 			break;
+		}
+		hup = nvx_sys_sock_wait(c->vm, f->fd, POLLIN);
+		if (hup < 0) {
+			ret = hup;
+			break;
+		}
 	}
 	nvx_sys_fput(c->vm, f);
 	if (n < 0)
-		return -errno;
+		return ret;
 	c->out_len = n;
 	return 0;
 }
@@ -427,7 +448,8 @@ static int nvx_sys_pwrite(struct nvx_sys_call *c)
 	f = nvx_sys_fget(c->vm, c->fc.fd, NVX_SYS_F_FILE);
 	if (!f)
 		return -EBADF;
-	ret = nvx_sys_write_all(f->fd, c->buf, c->in_len, c->fc.arg, false);
+	ret = nvx_sys_write_all(c->vm, f->fd, c->buf, c->in_len, c->fc.arg,
+				false);
 	nvx_sys_fput(c->vm, f);
 	return ret;
 }
@@ -649,6 +671,11 @@ static int nvx_sys_ready(struct nvx_sys_call *c)
 		free(f);
 		return -ECONNRESET;
 	}
+	if (conn->fd < 0) {	/* lost on the way (nvx_sys_ctl_recv()) */
+		free(conn);
+		free(f);
+		return -ECONNRESET;
+	}
 	f->fd = conn->fd;
 	f->kind = NVX_SYS_F_SOCK | NVX_SYS_F_CONN | NVX_SYS_F_IN |
 		  NVX_SYS_F_OUT;
@@ -696,6 +723,13 @@ static int nvx_sys_ctl_recv(int ctl, struct nvx_sys_ctl *m, int *fd)
 	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
 		memcpy(fd, CMSG_DATA(cm), sizeof(int));
 	conn = m->op == NVX_SYS_CTL_CONN;
+	/*
+	 * A CONN whose fd the kernel dropped (MSG_CTRUNC: this process is
+	 * out of fds) is a connection lost, not the end: its VM's READY
+	 * fails, the client sees EOF (nobody holds its socket any more).
+	 */
+	if (conn && *fd < 0 && n == sizeof(*m) && (mh.msg_flags & MSG_CTRUNC))
+		return m->op;
 	if (n != sizeof(*m) || conn != (*fd >= 0)) {
 		if (*fd >= 0)
 			close(*fd);
@@ -728,7 +762,7 @@ static void *nvx_sys_ctl_main(void *arg)
 				conn->fd = fd;
 				conn->next = sys->conns;
 				sys->conns = conn;
-			} else {
+			} else if (fd >= 0) {
 				close(fd);	/* the client sees EOF */
 			}
 		} else if (op == NVX_SYS_CTL_RELEASE) {
@@ -739,7 +773,8 @@ static void *nvx_sys_ctl_main(void *arg)
 					continue;
 				}
 				*pp = conn->next;
-				close(conn->fd);
+				if (conn->fd >= 0)
+					close(conn->fd);
 				free(conn);
 			}
 		}

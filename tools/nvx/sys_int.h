@@ -181,11 +181,12 @@ int nvx_sys_shutdown(struct nvx_sys_call *c);
 int nvx_sys_poll(struct nvx_sys_call *c);
 
 /*
- * Wait until host socket @fd has one of @events (POLLIN, POLLOUT):
- * 0, or -errno. Woken early when the VM goes (its sockets are shut
- * down then, see nvx_sys_vm_gone()).
+ * Wait until host socket @fd has one of @events (POLLIN, POLLOUT), in
+ * slices that look whether @vm went: 0 (try again), 1 (shut down or in
+ * error: if the call would block again, it always will), -ECONNRESET
+ * (the VM went) or -errno (sys_net.c).
  */
-int nvx_sys_sock_wait(int fd, short events);
+int nvx_sys_sock_wait(struct nvx_sys_vm *vm, int fd, short events);
 
 /* Enter @t's network namespace, if it names one: 0 or NVX_EXIT_FAIL. */
 int nvx_sys_net_enter(const struct nvx_sys_tenant *t);

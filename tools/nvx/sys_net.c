@@ -85,36 +85,43 @@ static int nvx_net_wait(struct nvx_sys_vm *vm, struct pollfd *p,
 				left = NVX_NET_SLICE_MS;
 		}
 		ret = poll(p, n, left);
-		if (ret > 0)
-			return ret;
 		if (ret < 0 && errno != EINTR)
 			return -errno;
+		/* first: a gone VM's sockets are shut down, always "ready" */
 		if (__atomic_load_n(&vm->gone, __ATOMIC_ACQUIRE))
 			return 0;
+		if (ret > 0)
+			return ret;
 		if (ms >= 0 && nvx_net_now_ms() >= end)
 			return 0;
 	}
 }
 
-/* Wait for @events on host socket @fd: 0, -ECONNRESET (the VM went). */
-static int nvx_net_wait1(struct nvx_sys_vm *vm, int fd, short events)
+/**
+ * nvx_sys_sock_wait() - wait for @events on host socket @fd
+ * @vm: the VM of the guest thread that waits.
+ * @fd: the socket.
+ * @events: POLLIN or POLLOUT.
+ *
+ * Return: 0 (try again), 1 (it is shut down or in error: a retry that
+ * would block again will never succeed, see nvx_net_hup()),
+ * -ECONNRESET (the VM went) or -errno.
+ */
+int nvx_sys_sock_wait(struct nvx_sys_vm *vm, int fd, short events)
 {
 	struct pollfd p = { .fd = fd, .events = events };
 	int ret = nvx_net_wait(vm, &p, 1, -1);
 
-	return ret > 0 ? 0 : ret ? ret : -ECONNRESET;
+	if (ret < 0)
+		return ret;
+	if (!ret)
+		return -ECONNRESET;
+	return p.revents & (POLLHUP | POLLERR | POLLNVAL) ? 1 : 0;
 }
 
-int nvx_sys_sock_wait(int fd, short events)
+static int nvx_net_wait1(struct nvx_sys_vm *vm, int fd, short events)
 {
-	struct pollfd p = { .fd = fd, .events = events };
-
-	for (;;) {
-		if (poll(&p, 1, -1) >= 0)
-			return 0;
-		if (errno != EINTR)
-			return -errno;
-	}
+	return nvx_sys_sock_wait(vm, fd, events);
 }
 
 /*
@@ -329,8 +336,8 @@ int nvx_sys_accept(struct nvx_sys_call *c)
 	struct nvx_sys_file *f, *nf;
 	struct nvx_uvm_sockaddr a;
 	struct sockaddr_storage ss;
+	int ret, gfd, fd, hup = 0;
 	socklen_t len;
-	int ret, gfd, fd;
 
 	if (c->fc.flags & ~NVX_UVM_SOCK_NONBLOCK)
 		return -EINVAL;
@@ -357,11 +364,12 @@ int nvx_sys_accept(struct nvx_sys_call *c)
 		ret = -errno;
 		if (ret == -EINTR)
 			continue;
-		if (ret != -EAGAIN || nonblock)
+		if (ret != -EAGAIN || nonblock || hup)
 			break;
 		ret = nvx_net_wait1(c->vm, f->fd, POLLIN);
-		if (ret)
+		if (ret < 0)
 			break;
+		hup = ret;
 	}
 	if (fd < 0) {
 		nvx_sys_fd_install(c->vm, gfd, NULL);
@@ -411,7 +419,7 @@ int nvx_sys_connect(struct nvx_sys_call *c)
 		goto out;
 	/* the connection goes on in the background: wait for its end */
 	ret = nvx_net_wait1(c->vm, f->fd, POLLOUT);
-	if (ret)
+	if (ret < 0)
 		goto out;
 	len = sizeof(err);
 	if (getsockopt(f->fd, SOL_SOCKET, SO_ERROR, &err, &len))
@@ -434,6 +442,7 @@ int nvx_sys_send(struct nvx_sys_call *c)
 	bool nonblock = c->fc.flags & NVX_UVM_SOCK_NONBLOCK;
 	struct nvx_sys_file *f;
 	uint32_t done = 0;
+	bool hup = false;
 	ssize_t n;
 	int ret;
 
@@ -454,8 +463,17 @@ int nvx_sys_send(struct nvx_sys_call *c)
 		ret = -errno;
 		if (ret == -EINTR)
 			continue;
-		if (ret == -EAGAIN && !nonblock)
+		if (ret == -EAGAIN && !nonblock) {
+			/* shut down and still full: it will never drain */
+			if (hup) {
+				ret = -EPIPE;
+				break;
+			}
 			ret = nvx_net_wait1(c->vm, f->fd, POLLOUT);
+			hup = ret > 0;
+			if (ret > 0)
+				ret = 0;
+		}
 		if (ret)
 			break;
 	} while (done < c->in_len);
@@ -477,8 +495,8 @@ int nvx_sys_sockrecv(struct nvx_sys_call *c)
 	bool nonblock = c->fc.flags & NVX_UVM_SOCK_NONBLOCK;
 	int flags = c->fc.flags & NVX_UVM_SOCK_PEEK ? MSG_PEEK : 0;
 	struct nvx_sys_file *f;
+	int ret, hup = 0;
 	ssize_t n;
-	int ret;
 
 	if (c->fc.flags & ~(NVX_UVM_SOCK_NONBLOCK | NVX_UVM_SOCK_PEEK))
 		return -EINVAL;
@@ -494,9 +512,15 @@ int nvx_sys_sockrecv(struct nvx_sys_call *c)
 			continue;
 		if (ret != -EAGAIN || nonblock)
 			break;
-		ret = nvx_net_wait1(c->vm, f->fd, POLLIN);
-		if (ret)
+		if (hup) {
+			/* shut down (a UDP socket stays "readable"): the end */
+			n = 0;
 			break;
+		}
+		ret = nvx_net_wait1(c->vm, f->fd, POLLIN);
+		if (ret < 0)
+			break;
+		hup = ret;
 	}
 	nvx_sys_fput(c->vm, f);
 	if (n < 0)

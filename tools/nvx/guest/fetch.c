@@ -57,7 +57,8 @@ int nvx_main(int argc, char **argv)
 		return 2;
 	}
 	port = strtoul(argv[2], &end, 10);
-	if (*end || end == argv[2] || sockaddr4(&sa, argv[1], port) < 0) {
+	if (*end || end == argv[2] || port > 65535 ||
+	    sockaddr4(&sa, argv[1], port) < 0) {
 		print("fetch: bad address or port\n");
 		return 2;
 	}

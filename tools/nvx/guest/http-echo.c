@@ -10,9 +10,10 @@
  * connection stays open for the next request (pipelined ones too)
  * unless the request says "Connection: close" or is HTTP/1.0 without
  * "Connection: keep-alive". A malformed request gets 400, headers
- * longer than HDR_MAX 431, a chunked body 501; each closes the
- * connection. Exit 0 at the end of the input, 1 when a read or a write
- * fails.
+ * longer than HDR_MAX 431, a chunked body 501, two Content-Lengths that
+ * differ 400; each closes the connection. "Expect: 100-continue" gets
+ * its "100 Continue". Exit 0 at the end of the input, 1 when a write or
+ * a read within a request fails.
  *
  * Built twice from this file: the guest image http-echo.img, and with
  * NVX_HOST the static host program http-echo-host, which serves one
@@ -163,15 +164,16 @@ static int fail(struct conn *c, const char *status)
 }
 
 /*
- * Parse the head of @hlen bytes: its body's length in *@body and
- * whether the connection stays open in *@keep. 0, or the status of an
- * error answer.
+ * Parse the head of @hlen bytes: its body's length in *@body, whether
+ * the connection stays open in *@keep and whether the client waits for
+ * "100 Continue" before it sends the body in *@cont. 0, or the status
+ * of an error answer.
  */
 static const char *parse(const char *h, unsigned long hlen,
-			 unsigned long long *body, int *keep)
+			 unsigned long long *body, int *keep, int *cont)
 {
 	unsigned long i = 0, eol, sp = 0;
-	int http10;
+	int http10, seen;
 
 	/* request line: METHOD SP TARGET SP HTTP/1.x */
 	for (eol = 0; eol + 1 < hlen && h[eol] != '\r'; eol++)
@@ -181,6 +183,8 @@ static const char *parse(const char *h, unsigned long hlen,
 	http10 = h[eol - 1] == '0';
 	*keep = !http10;
 	*body = 0;
+	*cont = 0;
+	seen = 0;
 	for (i = eol + 2; i + 2 < hlen; i = eol + 2) {
 		for (eol = i; eol + 1 < hlen && h[eol] != '\r'; eol++)
 			;
@@ -197,11 +201,19 @@ static const char *parse(const char *h, unsigned long hlen,
 				v = v * 10 + h[j] - '0';
 				digits++;
 			}
+			while (j < eol && (h[j] == ' ' || h[j] == '\t'))
+				j++;
 			if (!digits || j != eol)
 				return "400 Bad Request";
+			/* two that differ: which one a proxy took is unknown */
+			if (seen && *body != v)
+				return "400 Bad Request";
+			seen = 1;
 			*body = v;
 		} else if (starts(h + i, eol - i, "transfer-encoding:")) {
 			return "501 Not Implemented";
+		} else if (starts(h + i, eol - i, "expect:")) {
+			*cont = !http10 && holds(h + i, eol - i, "100-continue");
 		} else if (starts(h + i, eol - i, "connection:")) {
 			if (holds(h + i, eol - i, "close"))
 				*keep = 0;
@@ -218,7 +230,7 @@ static int serve(struct conn *c)
 	unsigned long long body, left;
 	unsigned long hlen, n, k;
 	const char *err;
-	int keep;
+	int keep, cont;
 
 	while (!(hlen = head_end(c))) {
 		if (c->len == HDR_MAX)
@@ -226,11 +238,15 @@ static int serve(struct conn *c)
 		if (fill(c) <= 0)
 			return c->len ? fail(c, "400 Bad Request") : 1;
 	}
-	err = parse(c->in, hlen, &body, &keep);
+	err = parse(c->in, hlen, &body, &keep, &cont);
 	if (err)
 		return fail(c, err);
 
-	n = put(c->out, "HTTP/1.1 200 OK\r\nContent-Length: ");
+	n = 0;
+	/* a client that waits for it before its body (curl's large POSTs) */
+	if (cont && body > c->len - hlen)
+		n = put(c->out, "HTTP/1.1 100 Continue\r\n\r\n");
+	n += put(c->out + n, "HTTP/1.1 200 OK\r\nContent-Length: ");
 	n += put_dec(c->out + n, body);
 	n += put(c->out + n, keep ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n");
 	/* the head, with what of the body came with the request */
