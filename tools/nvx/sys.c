@@ -21,6 +21,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/openat2.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -70,6 +71,9 @@ struct nvx_sys_file nvx_sys_stdio[3] = {
 	{ .fd = 1, .kind = NVX_SYS_F_OUT },
 	{ .fd = 2, .kind = NVX_SYS_F_OUT },
 };
+
+/* malloc arenas of the system process's threads (M_ARENA_MAX) */
+#define NVX_SYS_ARENAS	8
 
 /* A slot an OPENAT has taken and not filled yet: not an open fd. */
 struct nvx_sys_file nvx_sys_reserved;
@@ -1355,7 +1359,12 @@ static int nvx_sys_confine(struct nvx_sys *sys, const struct nvx_sys_tenant *t,
 	ret = nvx_sys_set_ids(t);
 	if (ret)
 		return ret;
-	/* 5. glibc's threads set up */
+	/*
+	 * 5. glibc's threads set up. Without an arena limit, malloc() in
+	 * a new thread beyond 8 per CPU reads /sys/devices/system/cpu/online
+	 * (openat, which the filter kills): a fixed limit never looks.
+	 */
+	mallopt(M_ARENA_MAX, NVX_SYS_ARENAS);
 	ret = nvx_sys_threads_init();
 	if (ret) {
 		nvx_err("sys: pthread_create: %s", strerror(-ret));
