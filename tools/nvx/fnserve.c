@@ -286,7 +286,9 @@ static void nvx_fn_vm_drop(struct nvx_fn *fn, struct nvx_fn_vm *v)
 	nvx_fn_ctl_send(fn, NVX_SYS_CTL_RELEASE, v->id, -1);
 	if (v->serving)
 		fn->busy--;
-	fn->vm_errors++;
+	/* made when the server began to stop: not an error */
+	if (!fn->stopping)
+		fn->vm_errors++;
 	free(v);
 }
 
