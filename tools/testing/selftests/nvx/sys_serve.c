@@ -44,7 +44,13 @@
 #define TIMEOUT_MS	1900		/* --timeout 2, --lifetime 2, less a tick */
 #define HEAD_MAX	1024		/* an answer's head */
 #define RECV_CHUNK	(64 << 10)
-#define NCONC		64U
+/*
+ * Connections at once in "concurrent": 16, or $NVX_SERVE_CONC (up to
+ * 64). With 64, a few guests end with the nested-TCG triple fault
+ * (testing.rst, "Known problems") on the debug kernel: not the default.
+ */
+#define NCONC_MAX	64U
+#define NCONC_DEF	16U
 #define CONC_WARM	4U
 #define NPIPE		10
 #define DEAF_MS		"15000"
@@ -52,7 +58,7 @@
 
 /* IO_MS: each test runs in a process of its own, which may raise it */
 static uint64_t io_ms = 60000;
-#define CONC_IO_MS	240000		/* concurrent_64's */
+#define CONC_IO_MS	240000		/* concurrent's */
 
 #define SERVE_TEST(name)	TEST_F_TIMEOUT(serve, name, 300)
 #define OPTS(...)		((const char *const[]){ __VA_ARGS__, NULL })
@@ -1255,27 +1261,33 @@ static void *job_main(void *arg)
 }
 
 /*
- * NCONC clients at once (--max 64, --warm 4), each with bodies of its
- * own: all answered exactly, all NCONC VMs live at the same time.
+ * nconc clients at once (--max 64, --warm 4), each with bodies of its
+ * own: all answered exactly, all nconc VMs live at the same time.
  */
 /*
  * 64 VMs made one after the other by the accept loop, on the debug
  * kernel under TCG: the last is answered minutes after the first.
  */
-TEST_F_TIMEOUT(serve, concurrent_64, 600)
+TEST_F_TIMEOUT(serve, concurrent, 600)
 {
-	static struct job jobs[NCONC];
+	static struct job jobs[NCONC_MAX];
+	const char *env = getenv("NVX_SERVE_CONC");
+	unsigned int nconc;
 	struct gate g = {
 		.mu = PTHREAD_MUTEX_INITIALIZER,
 		.cv = PTHREAD_COND_INITIALIZER,
 	};
 	struct srv *s = &self->x.s[0];
 	unsigned int i, made = 0, came, ok = 0;
-	pthread_t th[NCONC];
+	pthread_t th[NCONC_MAX];
 	struct ep_info ei = { };
 	pthread_attr_t a;
 	int ret = -1;
 
+	nconc = env ? strtoul(env, NULL, 10) : NCONC_DEF;
+	if (!nconc || nconc > NCONC_MAX)
+		nconc = NCONC_DEF;
+	TH_LOG("%u connections at once", nconc);
 	io_ms = CONC_IO_MS;
 	/* --timeout: the first to be answered wait for the last */
 	ASSERT_TRUE(srv_start(_metadata, &self->x, 0, CONC_WARM,
@@ -1283,14 +1295,14 @@ TEST_F_TIMEOUT(serve, concurrent_64, 600)
 			      "http-echo.img", NULL));
 	pthread_attr_init(&a);
 	pthread_attr_setstacksize(&a, 256 << 10);
-	for (i = 0; i < NCONC; i++) {
+	for (i = 0; i < nconc; i++) {
 		jobs[i] = (struct job){ .s = s, .g = &g, .i = i };
 		if (pthread_create(&th[i], &a, job_main, &jobs[i]))
 			break;
 		made++;
 	}
 	pthread_attr_destroy(&a);
-	EXPECT_EQ(NCONC, made);
+	EXPECT_EQ(nconc, made);
 	came = gate_wait(&g, made, SHORT_MS + IO_MS + SHORT_MS);
 	EXPECT_EQ(made, came);
 	if (came == made) {
@@ -1300,9 +1312,9 @@ TEST_F_TIMEOUT(serve, concurrent_64, 600)
 		ret = ep_info(s, &ei);
 	}
 	EXPECT_EQ(0, ret);
-	if (!ret && ok == NCONC) {
-		EXPECT_LE(NCONC, ei.vms) TH_LOG("%lld VMs at a time", ei.vms);
-		EXPECT_GE(NCONC + CONC_WARM, ei.vms);
+	if (!ret && ok == nconc) {
+		EXPECT_LE(nconc, ei.vms) TH_LOG("%lld VMs at a time", ei.vms);
+		EXPECT_GE(nconc + CONC_WARM, ei.vms);
 	}
 	gate_open(&g);
 	for (i = 0; i < made; i++)
@@ -1310,7 +1322,7 @@ TEST_F_TIMEOUT(serve, concurrent_64, 600)
 	for (i = 0; i < made; i++)
 		EXPECT_EQ(0, jobs[i].ret)
 			TH_LOG("connection %u: %s", i, jobs[i].why);
-	srv_want(s, NCONC, -1, 0, 0);
+	srv_want(s, nconc, -1, 0, 0);
 }
 
 /*
