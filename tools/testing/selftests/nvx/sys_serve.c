@@ -1167,7 +1167,7 @@ SERVE_TEST(pipelined)
 	srv_want(s, 1, 1, 0, 0);
 }
 
-/* Lets the threads of concurrent_64 go on once all got there. */
+/* Lets the threads of concurrent go on once all got there. */
 struct gate {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -1215,7 +1215,7 @@ static void gate_open(struct gate *g)
 	pthread_mutex_unlock(&g->mu);
 }
 
-/* One client of concurrent_64. */
+/* One client of concurrent. */
 struct job {
 	const struct srv *s;
 	struct gate *g;
