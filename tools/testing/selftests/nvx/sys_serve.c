@@ -53,7 +53,7 @@
 #define NCONC_DEF	16U
 #define CONC_WARM	4U
 #define NPIPE		10
-#define DEAF_MS		"15000"
+#define DEAF_MS		"60000"
 #define HTTP_REQ	"POST /echo HTTP/1.1\r\nHost: nvx\r\nContent-Length: 5\r\n\r\nhello"
 
 /* IO_MS: each test runs in a process of its own, which may raise it */
@@ -1225,8 +1225,9 @@ struct job {
 };
 
 /*
- * Connect, one request; wait at the gate with the connection open; a
- * second request with "Connection: close"; the server closes.
+ * Connect, one request; wait at the gate (if there is one) with the
+ * connection open; a second request with "Connection: close"; the
+ * server closes.
  */
 static void *job_main(void *arg)
 {
@@ -1244,7 +1245,8 @@ static void *job_main(void *arg)
 			 strerror(-j->ret));
 	else
 		j->ret = echo_reqs(&c, &q1, 1, j->why, sizeof(j->why));
-	gate_pass(j->g);
+	if (j->g)
+		gate_pass(j->g);
 	if (!j->ret)
 		j->ret = echo_reqs(&c, &q2, 1, j->why, sizeof(j->why));
 	if (!j->ret) {
@@ -1323,6 +1325,44 @@ TEST_F_TIMEOUT(serve, concurrent, 600)
 		EXPECT_EQ(0, jobs[i].ret)
 			TH_LOG("connection %u: %s", i, jobs[i].why);
 	srv_want(s, nconc, -1, 0, 0);
+}
+
+/*
+ * NCONC_MAX (64) clients at once, --max 16: the server holds 16 VMs at
+ * a time and the other connections wait in the listen backlog until a
+ * VM ends (their requests already sent); every body echoed exactly.
+ * 16 live VMs, not 64: with 64 nested guests at once under TCG on the
+ * debug kernel some end in a triple fault (concurrent with
+ * NVX_SERVE_CONC=64 shows it), a limit of the emulation, not of nvx.
+ */
+TEST_F_TIMEOUT(serve, concurrent_queued, 600)
+{
+	static struct job jobs[NCONC_MAX];
+	struct srv *s = &self->x.s[0];
+	pthread_t th[NCONC_MAX];
+	unsigned int i, made = 0;
+	pthread_attr_t a;
+
+	io_ms = CONC_IO_MS;
+	ASSERT_TRUE(srv_start(_metadata, &self->x, 0, CONC_WARM,
+			      OPTS("--max", "16", "--timeout", "300"),
+			      "http-echo.img", NULL));
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 256 << 10);
+	for (i = 0; i < NCONC_MAX; i++) {
+		jobs[i] = (struct job){ .s = s, .i = i };
+		if (pthread_create(&th[i], &a, job_main, &jobs[i]))
+			break;
+		made++;
+	}
+	pthread_attr_destroy(&a);
+	EXPECT_EQ(NCONC_MAX, made);
+	for (i = 0; i < made; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < made; i++)
+		EXPECT_EQ(0, jobs[i].ret)
+			TH_LOG("connection %u: %s", i, jobs[i].why);
+	srv_want(s, made, -1, 0, 0);
 }
 
 /*
@@ -1480,7 +1520,7 @@ SERVE_TEST(stuck_guests_isolated)
 	struct srv *s = &self->x.s[0];
 	struct pollfd p;
 	struct ep_info ei;
-	uint64_t ms, end;
+	uint64_t ms, t0;
 	unsigned int i;
 	bool ok;
 
@@ -1504,11 +1544,16 @@ SERVE_TEST(stuck_guests_isolated)
 		hc_io(&mute[i], junk, 64 << 10, got_bytes, 0, true,
 		      now_ms() + SHORT_MS);
 	}
-	/* all ten VMs there, the floods flowing */
-	end = now_ms() + IO_MS;
-	ok = wait_vms(s, 10, 10, end, &ei);
-	EXPECT_TRUE(ok) TH_LOG("%lld VMs, %lld made; want 10", ei.vms,
-			       ei.attached);
+	/*
+	 * All ten VMs there, the floods flowing. They are made one after
+	 * the other (tens of seconds under TCG on the debug kernel): the
+	 * deaf ones must outlive that, hence DEAF_MS.
+	 */
+	t0 = now_ms();
+	ok = wait_vms(s, 10, 10, t0 + IO_MS, &ei);
+	EXPECT_TRUE(ok) TH_LOG("%lld VMs, %lld made after %llu ms; want 10",
+			       ei.vms, ei.attached,
+			       (unsigned long long)(now_ms() - t0));
 	for (i = 0; i < 4; i++) {
 		p = (struct pollfd){ .fd = flood[i].fd, .events = POLLIN };
 		EXPECT_EQ(1, poll(&p, 1, IO_MS)) TH_LOG("flood %u: no byte", i);
@@ -1533,6 +1578,9 @@ SERVE_TEST(stuck_guests_isolated)
 	for (i = 0; i < 2; i++)
 		hc_close(&mute[i]);
 	/* the deaf ones end after DEAF_MS; then the server is idle */
+	ok = wait_vms(s, 0, 13, now_ms() + atoi(DEAF_MS) + IDLE_MS, &ei);
+	EXPECT_TRUE(ok) TH_LOG("%lld VMs left, %lld made", ei.vms,
+			       ei.attached);
 	srv_want(s, 13, 13, 0, 0);
 }
 
