@@ -66,12 +66,19 @@ struct module;
  * @new_file: a file to install as @new_fd once the argument reached
  *	userspace; set by nvx_ucmd_fd().
  * @new_fd: the reserved descriptor number for @new_file.
+ * @finish: set by a handler whose effect must not outlive a result that
+ *	never reached userspace: called once the dispatcher copied the
+ *	result out (@copied true) or failed to (@copied false: undo what
+ *	the call did), before @new_file is installed or dropped.
+ * @priv: the handler's, for @finish.
  */
 struct nvx_ucmd {
 	struct file *file;
 	void *arg;
 	struct file *new_file;
 	int new_fd;
+	void (*finish)(struct nvx_ucmd *ucmd, bool copied);
+	void *priv;
 };
 
 /**

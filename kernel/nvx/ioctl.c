@@ -51,8 +51,10 @@ const struct nvx_ioctl_op *nvx_ioctl_op(const struct nvx_ioctl_range *range,
  * @range: the ioctls @file knows.
  *
  * Finds @cmd in @range ignoring its size bits, copies the argument in as
- * an extensible struct, calls the handler with the kernel copy, copies
- * the result out and installs the handler's new descriptor.
+ * an extensible struct, checks that an ioctl with output can write it
+ * back, calls the handler with the kernel copy, copies the result out
+ * (a handler's finish callback undoes the call when that copy fails)
+ * and installs the handler's new descriptor.
  *
  * Return: the handler's result; -ENOTTY for an unknown ioctl, -EINVAL
  * for a struct smaller than its first version, -E2BIG for unknown
@@ -64,10 +66,12 @@ long nvx_ioctl_dispatch(struct file *file, unsigned int cmd,
 	u64 kbuf[NVX_IOCTL_MAX_ARG / sizeof(u64)] = {};
 	struct nvx_ucmd ucmd = {
 		.file = file, .arg = kbuf, .new_file = NULL, .new_fd = -1,
+		.finish = NULL,
 	};
 	void __user *uarg = (void __user *)arg;
 	size_t usize = _IOC_SIZE(cmd);
 	const struct nvx_ioctl_op *op;
+	bool copied = true;
 	int ret;
 
 	op = nvx_ioctl_op(range, cmd);
@@ -78,9 +82,22 @@ long nvx_ioctl_dispatch(struct file *file, unsigned int cmd,
 	ret = copy_struct_from_user(kbuf, op->size, uarg, usize);
 	if (ret)
 		return ret;
+	/*
+	 * An argument that cannot take the result fails before the handler
+	 * acts, not after its side effect (a message taken, a thread
+	 * registered, the pool grown): write the struct back as it was
+	 * read. Only a caller that unmaps or protects it meanwhile, from
+	 * another thread, can still make the last copy fail; the handlers
+	 * with such effects then undo them (ucmd.finish).
+	 */
+	if ((_IOC_DIR(op->cmd) & _IOC_READ) &&
+	    copy_to_user(uarg, kbuf, min_t(size_t, op->size, usize)))
+		return -EFAULT;
 
 	ret = op->fn(&ucmd);
 	if (ret && !(op->flags & NVX_IOCTL_OUT_ON_ERROR)) {
+		if (ucmd.finish)
+			ucmd.finish(&ucmd, false);
 		/* a handler that failed after nvx_ucmd_fd() */
 		if (ucmd.new_file) {
 			put_unused_fd(ucmd.new_fd);
@@ -90,8 +107,13 @@ long nvx_ioctl_dispatch(struct file *file, unsigned int cmd,
 	}
 
 	if ((_IOC_DIR(op->cmd) & _IOC_READ) &&
-	    copy_to_user(uarg, kbuf, min_t(size_t, op->size, usize)))
+	    copy_to_user(uarg, kbuf, min_t(size_t, op->size, usize))) {
 		ret = -EFAULT;
+		copied = false;
+	}
+	/* a result that did not reach userspace: the call is undone */
+	if (ucmd.finish)
+		ucmd.finish(&ucmd, copied);
 	if (ucmd.new_file) {
 		/* no descriptor for a call that failed, even with its output */
 		if (ret) {

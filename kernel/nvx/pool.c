@@ -392,9 +392,23 @@ static int nvx_pool_resize_ioctl(struct nvx_pool_resize *r, bool grow)
 	return 0;
 }
 
+/*
+ * GROW's result (what it added, in done) did not reach the caller: give
+ * back what it added, as far as nobody took it meanwhile.
+ */
+static void nvx_pool_grow_finish(struct nvx_ucmd *ucmd, bool copied)
+{
+	struct nvx_pool_resize *r = ucmd->arg;
+
+	if (!copied && r->done)
+		nvx_pool_resize(r->node, r->done / NVX_PIECE_BYTES, false,
+				NVX_POOL_PIECE_SHIFT);
+}
+
 /* NVX_IOC_POOL_GROW: -ENOMEM after adding less than asked */
 static int nvx_pool_ioc_grow(struct nvx_ucmd *ucmd)
 {
+	ucmd->finish = nvx_pool_grow_finish;
 	return nvx_pool_resize_ioctl(ucmd->arg, true);
 }
 

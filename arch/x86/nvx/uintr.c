@@ -47,6 +47,7 @@
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/uaccess.h>
+#include <linux/unistd.h>
 #include <linux/wait.h>
 #include <asm/shstk.h>
 #include <asm/syscall.h>
@@ -171,6 +172,25 @@ static unsigned long *nvx_pending(struct nvx_uintr_recv *r)
 }
 
 /*
+ * restart_syscall's number in the ABI the interrupted call came in by, as
+ * the signal code computes it (arch/x86/kernel/signal.c): a 32-bit caller
+ * (int $0x80 or a compat sysenter) needs the ia32 number, an x32 caller
+ * its x32 bit.
+ */
+static unsigned long nvx_uintr_nr_restart_syscall(const struct pt_regs *regs)
+{
+#ifdef CONFIG_IA32_EMULATION
+	if (current->restart_block.arch_data & TS_COMPAT)
+		return __NR_ia32_restart_syscall;
+#endif
+#ifdef CONFIG_X86_X32_ABI
+	return __NR_restart_syscall | (regs->orig_ax & __X32_SYSCALL_BIT);
+#else
+	return __NR_restart_syscall;
+#endif
+}
+
+/*
  * The handler is entered on the way out of a syscall that still waits for
  * its restart decision (the task_work runs from get_signal(), before the
  * signal code decides): decide here, then tell the signal code that the
@@ -187,7 +207,7 @@ static void nvx_uintr_end_syscall(struct pt_regs *regs, bool interrupt)
 		if (interrupt) {
 			regs->ax = -EINTR;
 		} else {
-			regs->ax = __NR_restart_syscall;
+			regs->ax = nvx_uintr_nr_restart_syscall(regs);
 			regs->ip -= 2;
 		}
 		break;
@@ -436,6 +456,13 @@ static const struct file_operations nvx_vec_fops = {
 /* ----------------------------------------------------------- ioctls --- */
 
 /* NVX_IOC_UINTR_REGISTER */
+/* REGISTER's receiver fd never reached the thread: it is not registered. */
+static void nvx_uintr_register_finish(struct nvx_ucmd *ucmd, bool copied)
+{
+	if (!copied && current->nvx_uintr)
+		__nvx_uintr_exit(current);
+}
+
 static int nvx_uintr_ioc_register(struct nvx_ucmd *ucmd)
 {
 	struct nvx_uintr_register *a = ucmd->arg;
@@ -489,6 +516,7 @@ static int nvx_uintr_ioc_register(struct nvx_ucmd *ucmd)
 	a->fd = fd;
 	current->nvx_uintr = r;
 	atomic_inc(&nvx_uintr_receivers);
+	ucmd->finish = nvx_uintr_register_finish;
 	return 0;
 }
 

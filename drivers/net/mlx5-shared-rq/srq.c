@@ -246,16 +246,17 @@ static bool nvx_srq_rel_valid(struct nvx_srq *srq, const struct nvx_srq_rel *e)
  * nvx_srq_take() - take a batch of a release ring's new entries
  * @srq: the set.
  * @r: the release ring.
+ * @max: at most this many entries.
  * @released: incremented by the entries taken.
  * @garbage: incremented by those ignored as garbage.
  *
- * Takes up to NVX_SRQ_TAKE_BATCH entries into this CPU's row of counts.
+ * Takes up to @max entries into this CPU's row of counts.
  * Called with refill_lock held (BH off): takers and the refill's resets
  * never overlap, and nothing else on this CPU writes the row meanwhile.
  *
  * Return: true when entries are left.
  */
-bool nvx_srq_take(struct nvx_srq *srq, struct nvx_srq_relring *r,
+bool nvx_srq_take(struct nvx_srq *srq, struct nvx_srq_relring *r, u32 max,
 		  u64 *released, u64 *garbage)
 {
 	u32 mask = srq->p.rel_entries - 1, prod, n, i;
@@ -273,7 +274,7 @@ bool nvx_srq_take(struct nvx_srq *srq, struct nvx_srq_relring *r,
 		(*garbage)++;
 		return false;
 	}
-	n = min_t(u32, n, NVX_SRQ_TAKE_BATCH);
+	n = min(n, max);
 	row = srq->sw + (size_t)smp_processor_id() * srq->p.nr_bufs;
 	for (i = 0; i < n; i++) {
 		struct nvx_srq_rel *slot = &r->ents[(r->cons + i) & mask];
@@ -301,33 +302,33 @@ bool nvx_srq_take(struct nvx_srq *srq, struct nvx_srq_relring *r,
 
 /* ------------------------------------------------------------- refill --- */
 
-/**
- * nvx_srq_refill_pool() - return a pool's released buffers to the NIC
- * @srq: the set.
- * @p: the pool.
- *
- * Only while the pool's posted strides are below the low-water mark.
- * Called with refill_lock held.
+/*
+ * Pick up to @max of pool @p's fully released buffers among up to @scan
+ * held ones, oldest first (one still in use goes to the back of the
+ * list); reset their counts and mark them POSTED. Off the held list,
+ * refused by releases and not yet in the NIC's FIFO, they are nobody's
+ * until nvx_srq_give(). refill_lock held. *@more is set when held
+ * buffers were left unseen with the pool still below the mark.
+ * Return: the buffers put in @bufs, or -1 when the pool is not below the
+ * mark.
  */
-void nvx_srq_refill_pool(struct nvx_srq *srq, u32 p)
+static int nvx_srq_collect(struct nvx_srq *srq, u32 p, u32 *bufs, u32 scan,
+			   u32 max, bool *more)
 {
 	struct nvx_srq_pool *pool = &srq->pools[p];
-	u32 spb = srq->shape.strides_per_buf, n = 0, i, scan, max;
+	u32 spb = srq->shape.strides_per_buf, n = 0, held, looked;
 	struct nvx_srq_buf *b;
 	unsigned int cpu;
 
-	max = srq->shape.bufs_per_pool;
-	if (srq->p.flags & NVX_SRQ_POISON)
-		max = clamp(NVX_SRQ_POISON_BUDGET / srq->p.buf_size, 1U, max);
-
+	lockdep_assert_held(&srq->refill_lock);
 	spin_lock_bh(&srq->lock);
 	if (pool->posted_strides >= srq->p.low_water) {
 		spin_unlock_bh(&srq->lock);
-		return;
+		return -1;
 	}
-	/* oldest first; one still in use goes to the back of the list */
-	scan = min(pool->nr_held, NVX_SRQ_REFILL_SCAN);
-	while (scan-- && n < max) {
+	held = pool->nr_held;
+	scan = min(held, scan);
+	for (looked = 0; looked < scan && n < max; looked++) {
 		u32 idx;
 
 		b = list_first_entry(&pool->held, struct nvx_srq_buf, node);
@@ -346,36 +347,140 @@ void nvx_srq_refill_pool(struct nvx_srq *srq, u32 p)
 		pool->nr_held--;
 		pool->nr_posted++;
 		pool->posted_strides += spb;
-		srq->refill_bufs[n++] = idx;
+		bufs[n++] = idx;
 	}
+	if (more && looked < held && pool->posted_strides < srq->p.low_water)
+		*more = true;
 	spin_unlock_bh(&srq->lock);
+	return n;
+}
+
+/* Poison (process context only), trace and post what collect() picked. */
+static void nvx_srq_give(struct nvx_srq *srq, u32 p, const u32 *bufs, u32 n,
+			 bool poison)
+{
+	u32 i;
 
 	atomic64_inc(&srq->refills);
 	atomic64_add(n, &srq->bufs_returned);
 	for (i = 0; i < n; i++) {
-		if (srq->p.flags & NVX_SRQ_POISON)
-			memset(nvx_srq_buf_addr(srq, srq->refill_bufs[i]),
+		if (poison) {
+			memset(nvx_srq_buf_addr(srq, bufs[i]),
 			       NVX_SRQ_POISON_BYTE, srq->p.buf_size);
-		trace_nvx_srq_buf_return(p, srq->refill_bufs[i]);
+			cond_resched();
+		}
+		trace_nvx_srq_buf_return(p, bufs[i]);
 	}
-	trace_nvx_srq_refill(p, n, READ_ONCE(pool->posted_strides));
+	trace_nvx_srq_refill(p, n, READ_ONCE(srq->pools[p].posted_strides));
 	if (n)
-		nvx_srq_post(srq, p, srq->refill_bufs, n);
+		nvx_srq_post(srq, p, bufs, n);
 }
 
-/* The receive path's refill: one batch per ring, skipped when busy. */
-static void nvx_srq_refill(struct nvx_srq *srq)
+/**
+ * nvx_srq_refill_all() - take every release ring's entries, refill every pool
+ * @srq: the set.
+ * @released: incremented by the entries taken.
+ * @garbage: incremented by those ignored.
+ *
+ * Process context (NVX_SRQ_IOC_RELEASE, the refill work), one at a time.
+ * BH is off for one batch of one ring, or one pool's pick, never for
+ * poisoning or posting. A pool is refilled only while its posted
+ * strides are below the low-water mark.
+ */
+void nvx_srq_refill_all(struct nvx_srq *srq, u64 *released, u64 *garbage)
 {
-	u64 released = 0, garbage = 0;
-	u32 p;
+	bool poison = srq->p.flags & NVX_SRQ_POISON;
+	u32 max = srq->shape.bufs_per_pool, p;
+	int n;
 
+	if (poison)
+		max = clamp(NVX_SRQ_POISON_BUDGET / srq->p.buf_size, 1U, max);
+	mutex_lock(&srq->refill_mutex);
+	for (p = 0; p < srq->p.nr_rel_rings; p++) {
+		unsigned int batches = srq->p.rel_entries / NVX_SRQ_TAKE_BATCH;
+		bool more;
+
+		/* at most one ring's worth each, in batches */
+		do {
+			spin_lock_bh(&srq->refill_lock);
+			more = nvx_srq_take(srq, &srq->rel[p],
+					    NVX_SRQ_TAKE_BATCH, released,
+					    garbage);
+			spin_unlock_bh(&srq->refill_lock);
+			cond_resched();
+		} while (more && batches--);
+	}
+	for (p = 0; p < srq->shape.nr_pools; p++) {
+		spin_lock_bh(&srq->refill_lock);
+		n = nvx_srq_collect(srq, p, srq->refill_bufs,
+				    NVX_SRQ_REFILL_SCAN, max, NULL);
+		spin_unlock_bh(&srq->refill_lock);
+		if (n >= 0)
+			nvx_srq_give(srq, p, srq->refill_bufs, n, poison);
+		cond_resched();
+	}
+	mutex_unlock(&srq->refill_mutex);
+}
+
+/**
+ * nvx_srq_refill_workfn() - the refill the receive path left
+ * @work: the set's refill_work.
+ */
+void nvx_srq_refill_workfn(struct work_struct *work)
+{
+	struct nvx_srq *srq = container_of(work, struct nvx_srq, refill_work);
+	u64 released = 0, garbage = 0;
+
+	nvx_srq_refill_all(srq, &released, &garbage);
+}
+
+static void nvx_srq_defer(struct nvx_srq *srq)
+{
+	if (queue_work(system_unbound_wq, &srq->refill_work))
+		atomic64_inc(&srq->refills_deferred);
+}
+
+/*
+ * The receive path's refill, BH off, within the budget NVX_SRQ_RX_READS
+ * sets (see there): entries from the rings in turn, buffers of @pool
+ * only (the pool of the queue that called); what is left, and every refill of a set with
+ * NVX_SRQ_POISON (no memset with BH off), goes to the refill work.
+ */
+static void nvx_srq_refill(struct nvx_srq *srq, u32 pool)
+{
+	u32 budget = max(1U, NVX_SRQ_RX_READS / nr_cpu_ids), left = budget;
+	u32 nr = srq->p.nr_rel_rings, r, i, bufs[NVX_SRQ_RX_BUFS];
+	u64 released = 0, garbage = 0, t0, ns;
+	bool more = false;
+	int n;
+
+	if (srq->p.flags & NVX_SRQ_POISON) {
+		nvx_srq_defer(srq);
+		return;
+	}
 	if (!spin_trylock_bh(&srq->refill_lock))
 		return;
-	for (p = 0; p < srq->p.nr_rel_rings; p++)
-		nvx_srq_take(srq, &srq->rel[p], &released, &garbage);
-	for (p = 0; p < srq->shape.nr_pools; p++)
-		nvx_srq_refill_pool(srq, p);
+	t0 = ktime_get_ns();
+	r = srq->rx_ring < nr ? srq->rx_ring : 0;
+	for (i = 0; i < nr && left; i++, r = (r + 1) % nr) {
+		u64 before = released;
+
+		more |= nvx_srq_take(srq, &srq->rel[r], left, &released,
+				     &garbage);
+		left -= min_t(u64, released - before, left);
+	}
+	srq->rx_ring = r;
+	more |= i < nr;
+	n = nvx_srq_collect(srq, pool, bufs, budget,
+			    min(budget, NVX_SRQ_RX_BUFS), &more);
+	if (n >= 0)
+		nvx_srq_give(srq, pool, bufs, n, false);
+	ns = ktime_get_ns() - t0;
+	if (ns > srq->refill_bh_max_ns)
+		WRITE_ONCE(srq->refill_bh_max_ns, ns);
 	spin_unlock_bh(&srq->refill_lock);
+	if (more)
+		nvx_srq_defer(srq);
 }
 
 /**
@@ -397,7 +502,7 @@ void nvx_srq_rx_done(struct nvx_srq *srq, u32 queue)
 		return;
 	if (cmpxchg(&srq->next_refill, next, jiffies + 1) != next)
 		return;
-	nvx_srq_refill(srq);
+	nvx_srq_refill(srq, pool - srq->pools);
 }
 EXPORT_SYMBOL_GPL(nvx_srq_rx_done);
 

@@ -9,10 +9,12 @@
 
 #include <linux/atomic.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/nvx.h>
 #include <linux/nvx_grant.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 
 #include "srq.h"
 
@@ -110,14 +112,23 @@ struct nvx_srq_relring {
  * @rel: release rings.
  * @sw: software release counts, a row of nr_bufs per possible CPU.
  * @refill_lock: one refill, or one taker of release entries, at a time.
- * @refill_bufs: scratch for the refill, bufs_per_pool entries.
+ * @refill_mutex: one process-context refill at a time (RELEASE,
+ *	@refill_work); it owns @refill_bufs.
+ * @refill_bufs: scratch of the process-context refill, bufs_per_pool
+ *	entries.
+ * @refill_work: what the receive path leaves, in process context.
+ * @rx_ring: the release ring the receive path takes from first.
+ * @refill_bh_max_ns: the longest receive-path refill (BH off), in ns.
  * @next_refill: jiffies before which the receive path does not refill.
  * @rss: the RSS indirection table.
  * @backend: the NIC's kind.
  * @dev: the NIC; NULL once detached. Written under RTNL.
  * @backend_data: the backend's per-set state.
  * @owner: the creating thread group.
+ * @owner_uid: its effective uid: who may observe the set besides
+ *	CAP_NET_ADMIN (nvx_srq_may_observe()).
  * @refills: refills that ran.
+ * @refills_deferred: receive-path refills handed to @refill_work.
  * @bufs_returned: buffers returned to the NIC.
  * @released: release entries taken.
  * @release_garbage: release entries (and bad ring indexes) ignored.
@@ -139,14 +150,20 @@ struct nvx_srq {
 	struct nvx_srq_relring *rel;
 	u16 *sw;
 	spinlock_t refill_lock;	/* serialises refills */
+	struct mutex refill_mutex;	/* serialises process-context refills */
 	u32 *refill_bufs;
+	struct work_struct refill_work;
+	u32 rx_ring;
+	u64 refill_bh_max_ns;
 	unsigned long next_refill;
 	u16 rss[NVX_SRQ_RSS_ENTRIES];
 	const struct nvx_srq_backend *backend;
 	struct net_device __rcu *dev;
 	void *backend_data;
 	struct pid *owner;
+	kuid_t owner_uid;
 	atomic64_t refills;
+	atomic64_t refills_deferred;
 	atomic64_t bufs_returned;
 	atomic64_t released;
 	atomic64_t release_garbage;
@@ -157,15 +174,28 @@ struct nvx_srq {
 #define NVX_SRQ_RING_HDR	sizeof(struct nvx_srq_ring)
 #define NVX_SRQ_POISON_BYTE	0x6b
 
-/* Release entries taken per ring and call, to bound the time BH is off. */
+/* Release entries taken per ring and batch in process context, BH off. */
 #define NVX_SRQ_TAKE_BATCH	1024
-/* Held buffers a refill looks at, and bytes it may poison, per pool. */
+/*
+ * Held buffers a process-context refill looks at, and bytes it may
+ * poison (BH on), per pool.
+ */
 #define NVX_SRQ_REFILL_SCAN	256
 #define NVX_SRQ_POISON_BUDGET	(4U << 20)
+/*
+ * The receive path's budget per call, BH off: an entry checked or a held
+ * buffer looked at reads one count per possible CPU, so it gets
+ * max(1, NVX_SRQ_RX_READS / nr_cpu_ids) of each (in all, over the rings,
+ * and in the pool that called), returns at most NVX_SRQ_RX_BUFS buffers
+ * and never poisons; the rest is refill_work's.
+ */
+#define NVX_SRQ_RX_READS	4096U
+#define NVX_SRQ_RX_BUFS		32U
 
-bool nvx_srq_take(struct nvx_srq *srq, struct nvx_srq_relring *r,
+bool nvx_srq_take(struct nvx_srq *srq, struct nvx_srq_relring *r, u32 max,
 		  u64 *released, u64 *garbage);
-void nvx_srq_refill_pool(struct nvx_srq *srq, u32 p);
+void nvx_srq_refill_all(struct nvx_srq *srq, u64 *released, u64 *garbage);
+void nvx_srq_refill_workfn(struct work_struct *work);
 void nvx_srq_post(struct nvx_srq *srq, u32 pool, const u32 *bufs,
 		  unsigned int n);
 void nvx_srq_detach(struct nvx_srq *srq);

@@ -11,6 +11,7 @@
 
 #include <linux/anon_inodes.h>
 #include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/etherdevice.h>
 #include <linux/file.h>
 #include <linux/jiffies.h>
@@ -40,6 +41,9 @@ static void nvx_srq_free(struct nvx_srq *srq)
 		nvx_srq_detach(srq);
 		rtnl_unlock();
 	}
+	/* after the detach: no receive path can queue it again */
+	cancel_work_sync(&srq->refill_work);
+	mutex_destroy(&srq->refill_mutex);
 	if (srq->grant_file)
 		fput(srq->grant_file);
 	put_pid(srq->owner);
@@ -102,30 +106,13 @@ static int nvx_srq_ioc_release(struct nvx_ucmd *ucmd)
 {
 	struct nvx_srq *srq = ucmd->file->private_data;
 	struct nvx_srq_release *r = ucmd->arg;
-	u32 p;
 
 	if (r->flags || r->reserved)
 		return -EINVAL;
 	r->released = 0;
 	r->garbage = 0;
-	for (p = 0; p < srq->p.nr_rel_rings; p++) {
-		unsigned int batches = srq->p.rel_entries / NVX_SRQ_TAKE_BATCH;
-		bool more;
-
-		/* at most one ring's worth each, in batches */
-		do {
-			spin_lock_bh(&srq->refill_lock);
-			more = nvx_srq_take(srq, &srq->rel[p], &r->released,
-					    &r->garbage);
-			spin_unlock_bh(&srq->refill_lock);
-			cond_resched();
-		} while (more && batches--);
-	}
 	/* the caller asked: no rate limit, but one refill at a time */
-	spin_lock_bh(&srq->refill_lock);
-	for (p = 0; p < srq->shape.nr_pools; p++)
-		nvx_srq_refill_pool(srq, p);
-	spin_unlock_bh(&srq->refill_lock);
+	nvx_srq_refill_all(srq, &r->released, &r->garbage);
 	return 0;
 }
 
@@ -237,6 +224,10 @@ static void nvx_srq_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "drops:\t%llu\n", st.drops_no_buf + st.drops_cq_full);
 	seq_printf(m, "bufs_posted:\t%u\n", st.bufs_posted);
 	seq_printf(m, "bufs_held:\t%u\n", st.bufs_held);
+	seq_printf(m, "refills_deferred:\t%llu\n",
+		   (unsigned long long)atomic64_read(&srq->refills_deferred));
+	seq_printf(m, "refill_bh_max_ns:\t%llu\n",
+		   (unsigned long long)READ_ONCE(srq->refill_bh_max_ns));
 }
 
 DEFINE_NVX_FOPS(nvx_srq_set, NVX_IOC_SRQ_SET_BASE, nvx_srq_set_ops,
@@ -392,6 +383,8 @@ static int nvx_srq_ioc_create(struct nvx_ucmd *ucmd)
 		return -ENOMEM;
 	spin_lock_init(&srq->lock);
 	spin_lock_init(&srq->refill_lock);
+	mutex_init(&srq->refill_mutex);
+	INIT_WORK(&srq->refill_work, nvx_srq_refill_workfn);
 	srq->next_refill = jiffies;
 	srq->p = req->params;
 	srq->shape.nr_queues = srq->p.nr_queues;
@@ -402,6 +395,7 @@ static int nvx_srq_ioc_create(struct nvx_ucmd *ucmd)
 	srq->shape.stride_size = srq->p.stride_size;
 	srq->shape.strides_per_buf = srq->p.buf_size / srq->p.stride_size;
 	srq->owner = get_pid(task_tgid(current));
+	srq->owner_uid = current_euid();
 
 	srq->grant = nvx_grant_fget(req->grant_fd, &srq->grant_file);
 	if (IS_ERR(srq->grant)) {
@@ -471,6 +465,23 @@ static struct nvx_srq *nvx_srq_lookup(u32 ifindex)
 	return srq ?: ERR_PTR(-ENOENT);
 }
 
+/*
+ * May the caller see who owns @srq and its counters: the creator's user,
+ * or CAP_NET_ADMIN over the caller's (the NIC's) network namespace, the
+ * capability CREATE needs. The shape and presence of a set are the NIC's
+ * and public to any opener of /dev/nvx (INFO), as ethtool -S counters are
+ * to anyone in the namespace.
+ */
+static bool nvx_srq_may_observe(const struct nvx_srq *srq, bool audit)
+{
+	struct user_namespace *ns = current->nsproxy->net_ns->user_ns;
+
+	if (uid_eq(current_euid(), srq->owner_uid))
+		return true;
+	return audit ? ns_capable(ns, CAP_NET_ADMIN) :
+		       ns_capable_noaudit(ns, CAP_NET_ADMIN);
+}
+
 /* NVX_IOC_SRQ_QUERY: the counters of the set on a NIC */
 static int nvx_srq_ioc_query(struct nvx_ucmd *ucmd)
 {
@@ -482,7 +493,12 @@ static int nvx_srq_ioc_query(struct nvx_ucmd *ucmd)
 		return -EINVAL;
 	rtnl_lock();
 	srq = nvx_srq_lookup(q->ifindex);
-	ret = IS_ERR(srq) ? PTR_ERR(srq) : nvx_srq_fill_stats(srq, &q->stats);
+	if (IS_ERR(srq))
+		ret = PTR_ERR(srq);
+	else if (!nvx_srq_may_observe(srq, true))
+		ret = -EPERM;
+	else
+		ret = nvx_srq_fill_stats(srq, &q->stats);
 	rtnl_unlock();
 	return ret;
 }
@@ -502,7 +518,9 @@ static int nvx_srq_ioc_info(struct nvx_ucmd *ucmd)
 		ret = PTR_ERR(srq);
 	} else {
 		info->params = srq->p;
-		info->owner = pid_vnr(srq->owner);
+		/* the shape is the NIC's; who owns it, the observers' */
+		info->owner = nvx_srq_may_observe(srq, false) ?
+			      pid_vnr(srq->owner) : 0;
 	}
 	rtnl_unlock();
 	return ret;

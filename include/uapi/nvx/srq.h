@@ -305,9 +305,12 @@ struct nvx_srq_stats {
  * @stats: in: @stats.flags (must be 0) and @stats.queue, as for
  *	NVX_SRQ_IOC_STATS; out: the rest of @stats.
  *
- * For a process that watches a NIC without holding the set's fd.
+ * For a process that watches a NIC without holding the set's fd: the
+ * set's owner (the creator's effective uid) or a caller with
+ * CAP_NET_ADMIN over its network namespace.
  * Errors: -EINVAL, -ENODEV (no such ifindex), -EOPNOTSUPP (no
- * registered backend drives the NIC), -ENOENT (no set attached).
+ * registered backend drives the NIC), -ENOENT (no set attached), -EPERM
+ * (neither the owner's user nor CAP_NET_ADMIN).
  */
 struct nvx_srq_query {
 	__u32 flags;
@@ -357,9 +360,11 @@ struct nvx_srq_steer {
  * @ifindex: in: the NIC, in the caller's network namespace.
  * @params: out: the set's shape.
  * @owner: out: thread-group id of the creator, in the caller's pid
- *	namespace (0 when not visible there).
+ *	namespace; 0 when not visible there, or when the caller is neither
+ *	the creator's user nor has CAP_NET_ADMIN (as for QUERY).
  * @reserved: in: must be 0.
  *
+ * Needs no capability: a set's presence and shape are the NIC's.
  * Errors: -EINVAL, -ENODEV (no such ifindex), -EOPNOTSUPP (no
  * registered backend drives the NIC), -ENOENT (no set attached).
  */

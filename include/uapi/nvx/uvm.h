@@ -340,6 +340,8 @@ enum nvx_uvm_reason {
 #define NVX_UVM_MAX_ENTRIES	256
 #define NVX_UVM_DEF_ENTRIES	64
 #define NVX_UVM_MAX_VMS		256	/* per endpoint */
+/* VM_GONE notices an endpoint keeps unreceived before ATTACH says EBUSY */
+#define NVX_UVM_MAX_GONE	(4 * NVX_UVM_MAX_VMS)
 
 /* struct nvx_uvm_endpoint.flags */
 #define NVX_UVM_EP_CLOEXEC	0x1U

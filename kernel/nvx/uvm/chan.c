@@ -23,7 +23,9 @@
  * state; ep->lock (spinlock) the endpoint's queues and VM table; the
  * order is chan->lock, then ep->lock. The doorbell runs inside KVM's SRCU
  * read side, so the io device is unregistered before chan->lock is taken
- * on detach (unregistering waits for SRCU readers).
+ * on detach (unregistering waits for SRCU readers). Nothing faults on
+ * user memory under chan->lock (RECV copies unlocked, REPLY with page
+ * faults disabled): such a fault can last forever (userfaultfd, FUSE).
  *
  * Lifetimes: a channel is kref-counted (its fd, RECV/REPLY in progress,
  * an endpoint being released); it holds the KVM VM, the grant file, the
@@ -653,7 +655,7 @@ static int nvx_uvm_chan_release(struct inode *inode, struct file *file)
 		WRITE_ONCE(ch->reason, NVX_UVM_DETACHED);
 		trace_nvx_uvm_fail(ch->vm_id, ch->reason, 0);
 	}
-	nvx_uvm_detach(ch, true, &moves);
+	nvx_uvm_detach(ch, !ch->quiet, &moves);
 	mutex_unlock(&ch->lock);
 	/*
 	 * With a reason set nvx_uvm_fail() queues no more bounces; the one
@@ -721,9 +723,8 @@ static void nvx_uvm_chan_show_fdinfo(struct seq_file *m, struct file *file)
 	struct nvx_uvm_chan *ch = file->private_data;
 
 	/*
-	 * A snapshot without ch->lock: REPLY may hold it across a copy from
-	 * user memory that never completes, and reading an fd's fdinfo must
-	 * not wait for that.
+	 * A snapshot without ch->lock: reading an fd's fdinfo must not wait
+	 * for a doorbell or a reply in progress.
 	 */
 	seq_puts(m, "nvx-object:\tuvm-channel\n");
 	seq_printf(m, "vm_id:\t%u\n", ch->vm_id);
@@ -849,7 +850,8 @@ static int nvx_uvm_join(struct nvx_uvm_chan *ch, int fd)
 	spin_lock(&ep->lock);
 	if (ep->dead)
 		ret = -ENXIO;
-	else if (ep->nr_vms >= ep->max_vms)
+	else if (ep->nr_vms >= ep->max_vms ||
+		 ep->nr_gone >= NVX_UVM_MAX_GONE)	/* nobody receives */
 		ret = -EBUSY;
 	else
 		ep->nr_vms++;
@@ -910,6 +912,23 @@ static void nvx_uvm_init_ctrl(struct nvx_uvm_chan *ch)
 }
 
 /* NVX_IOC_UVM_ATTACH: a VM's channel to an endpoint, as a new fd */
+/*
+ * ATTACH's channel fd never reached the VMM (the argument struct was
+ * unmapped or protected during the call): the dispatcher drops the file,
+ * and its release leaves no VM_GONE notice for a VM the system process
+ * never learnt of.
+ */
+static void nvx_uvm_attach_finish(struct nvx_ucmd *ucmd, bool copied)
+{
+	struct nvx_uvm_chan *ch = ucmd->priv;
+
+	if (!copied) {
+		mutex_lock(&ch->lock);
+		ch->quiet = true;
+		mutex_unlock(&ch->lock);
+	}
+}
+
 static int nvx_uvm_ioc_attach(struct nvx_ucmd *ucmd)
 {
 	struct nvx_uvm_attach *a = ucmd->arg;
@@ -1006,6 +1025,8 @@ static int nvx_uvm_ioc_attach(struct nvx_ucmd *ucmd)
 	a->fd = ret;
 	a->vm_id = ch->vm_id;
 	a->mem_size = ch->mem_size;
+	ucmd->finish = nvx_uvm_attach_finish;
+	ucmd->priv = ch;
 	return 0;
 
 err_unregister:

@@ -12,6 +12,7 @@
 #include <linux/anon_inodes.h>
 #include <linux/file.h>
 #include <linux/idr.h>
+#include <linux/pagemap.h>
 #include <linux/poll.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -93,7 +94,8 @@ static __poll_t nvx_uvm_ep_poll(struct file *file, poll_table *wait)
  * it at any time.
  */
 static bool nvx_uvm_ep_pop(struct nvx_uvm_ep *ep, struct nvx_uvm_recv *r,
-			   struct nvx_uvm_slot **slot, struct nvx_uvm_sg *sg)
+			   struct nvx_uvm_slot **slot, struct nvx_uvm_sg *sg,
+			   struct nvx_uvm_gone **gone)
 {
 	struct nvx_uvm_gone *g;
 	struct nvx_uvm_slot *s;
@@ -106,7 +108,7 @@ static bool nvx_uvm_ep_pop(struct nvx_uvm_ep *ep, struct nvx_uvm_recv *r,
 		r->msg = g->msg;
 		r->cookie = 0;
 		r->data_len = 0;
-		kfree(g);
+		*gone = g;	/* freed once the caller has it */
 		return true;
 	}
 	s = list_first_entry_or_null(&ep->queue, struct nvx_uvm_slot, node);
@@ -127,12 +129,76 @@ static bool nvx_uvm_ep_pop(struct nvx_uvm_ep *ep, struct nvx_uvm_recv *r,
 	return true;
 }
 
+/*
+ * Put TAKEN slot @s back at the head of the queue for the next RECV (its
+ * PUSH data is copied again then); ch->lock held. Not for a VM that was
+ * detached meanwhile: its requests are gone.
+ */
+static void nvx_uvm_slot_requeue(struct nvx_uvm_chan *ch,
+				 struct nvx_uvm_slot *s)
+{
+	struct nvx_uvm_ep *ep = ch->ep;
+
+	lockdep_assert_held(&ch->lock);
+	spin_lock(&ep->lock);
+	if (!ch->detached) {
+		ch->bulk_out -= s->pushed;
+		s->pushed = 0;
+		s->state = NVX_UVM_SLOT_QUEUED;
+		ch->taken--;
+		ep->taken--;
+		ep->queued++;
+		list_add(&s->node, &ep->queue);
+	}
+	spin_unlock(&ep->lock);
+	wake_up(&ep->wq);
+}
+
+/*
+ * RECV's result did not reach the caller (the argument struct was
+ * unmapped or protected during the call): the request goes back to the
+ * queue, a notice back to the head of the notices. Otherwise the notice
+ * is freed and the request stays received.
+ */
+static void nvx_uvm_ep_recv_finish(struct nvx_ucmd *ucmd, bool copied)
+{
+	struct nvx_uvm_ep *ep = ucmd->file->private_data;
+	struct nvx_uvm_recv *r = ucmd->arg;
+	struct nvx_uvm_slot *s = ucmd->priv;
+	struct nvx_uvm_gone *g = ucmd->priv;
+	struct nvx_uvm_chan *ch;
+
+	if (!r->cookie) {	/* a notice */
+		if (copied) {
+			kfree(g);
+			return;
+		}
+		spin_lock(&ep->lock);
+		list_add(&g->node, &ep->gone);
+		ep->nr_gone++;
+		spin_unlock(&ep->lock);
+		wake_up(&ep->wq);
+		return;
+	}
+	ch = s->ch;
+	if (!copied) {
+		mutex_lock(&ch->lock);
+		/* a REPLY with a guessed cookie may have freed it meanwhile */
+		if (s->state == NVX_UVM_SLOT_TAKEN &&
+		    s->gen == ((r->cookie >> 16) & 0xffff))
+			nvx_uvm_slot_requeue(ch, s);
+		mutex_unlock(&ch->lock);
+	}
+	nvx_uvm_chan_put(ch);
+}
+
 static int nvx_uvm_ep_ioc_recv(struct nvx_ucmd *ucmd)
 {
 	struct file *file = ucmd->file;
 	struct nvx_uvm_ep *ep = file->private_data;
 	struct nvx_uvm_recv *r = ucmd->arg;
 	struct nvx_uvm_sg sg[NVX_UVM_MAX_SG];
+	struct nvx_uvm_gone *g = NULL;
 	struct nvx_uvm_slot *s;
 	struct nvx_uvm_chan *ch;
 	bool nonblock;
@@ -146,7 +212,7 @@ static int nvx_uvm_ep_ioc_recv(struct nvx_ucmd *ucmd)
 		   file->f_flags & O_NONBLOCK;
 	for (;;) {
 		spin_lock(&ep->lock);
-		if (nvx_uvm_ep_pop(ep, r, &s, sg))
+		if (nvx_uvm_ep_pop(ep, r, &s, sg, &g))
 			break;
 		spin_unlock(&ep->lock);
 		if (nonblock)
@@ -157,8 +223,11 @@ static int nvx_uvm_ep_ioc_recv(struct nvx_ucmd *ucmd)
 			return ret;
 	}
 	spin_unlock(&ep->lock);
-	if (!s)
+	ucmd->finish = nvx_uvm_ep_recv_finish;
+	if (!s) {
+		ucmd->priv = g;
 		return 0;
+	}
 
 	ch = s->ch;
 	gen = (r->cookie >> 16) & 0xffff;
@@ -178,16 +247,7 @@ static int nvx_uvm_ep_ioc_recv(struct nvx_ucmd *ucmd)
 			got = got < 0 ? got : 0;
 		} else if (got < 0) {
 			/* put it back: the next RECV gets it again */
-			spin_lock(&ep->lock);
-			if (!ch->detached) {
-				s->state = NVX_UVM_SLOT_QUEUED;
-				ch->taken--;
-				ep->taken--;
-				ep->queued++;
-				list_add(&s->node, &ep->queue);
-			}
-			spin_unlock(&ep->lock);
-			wake_up(&ep->wq);
+			nvx_uvm_slot_requeue(ch, s);
 		} else {
 			s->pushed = got;
 			ch->bulk_out += got;
@@ -195,11 +255,13 @@ static int nvx_uvm_ep_ioc_recv(struct nvx_ucmd *ucmd)
 		}
 		mutex_unlock(&ch->lock);
 		if (got < 0) {
+			ucmd->finish = NULL;
 			nvx_uvm_chan_put(ch);
 			return -EFAULT;
 		}
 	}
-	nvx_uvm_chan_put(ch);
+	/* the channel's reference is dropped by nvx_uvm_ep_recv_finish() */
+	ucmd->priv = s;
 	return 0;
 }
 
@@ -232,6 +294,7 @@ static int nvx_uvm_ep_ioc_reply(struct nvx_ucmd *ucmd)
 	struct nvx_uvm_ep *ep = ucmd->file->private_data;
 	struct nvx_uvm_reply *r = ucmd->arg;
 	u32 idx = r->cookie & 0xffff, gen = (r->cookie >> 16) & 0xffff;
+	void __user *ubuf = u64_to_user_ptr(r->buf);
 	struct nvx_uvm_chan *ch;
 	struct nvx_uvm_slot *s;
 	long got = 0;
@@ -242,6 +305,7 @@ static int nvx_uvm_ep_ioc_reply(struct nvx_ucmd *ucmd)
 	ch = nvx_uvm_chan_find(ep, r->cookie >> 32);
 	if (!ch)
 		return -ESRCH;
+again:
 	mutex_lock(&ch->lock);
 	ret = -ESRCH;
 	if (ch->reason)
@@ -259,11 +323,31 @@ static int nvx_uvm_ep_ioc_reply(struct nvx_ucmd *ucmd)
 	if (r->buf_len > s->total)
 		goto out;
 	if (r->buf_len) {
-		got = nvx_uvm_sg_user(ch, s->sg, s->msg.sg_nr,
-				      u64_to_user_ptr(r->buf), r->buf_len, true);
-		ret = -EFAULT;
-		if (got < 0)
-			goto out;
+		/*
+		 * No page fault under ch->lock: the doorbell (a vCPU), the
+		 * channel's release and VM-to-VM moves take it
+		 * uninterruptibly, and a fault may never end (userfaultfd,
+		 * FUSE). Copy with faults disabled; on a miss, fault the
+		 * buffer in unlocked and check the request again. Guest
+		 * memory is still written only here, under the lock, with
+		 * the VM running and the request taken: a retry rewrites
+		 * room the guest still lends, never a completed request's.
+		 */
+		pagefault_disable();
+		got = nvx_uvm_sg_user(ch, s->sg, s->msg.sg_nr, ubuf,
+				      r->buf_len, true);
+		pagefault_enable();
+		if (got < 0) {
+			mutex_unlock(&ch->lock);
+			ret = -EFAULT;
+			if (fault_in_readable(ubuf, r->buf_len))
+				goto put;
+			ret = -EINTR;
+			if (fatal_signal_pending(current))
+				goto put;
+			cond_resched();
+			goto again;
+		}
 		ch->bulk_in += got;
 		trace_nvx_uvm_bulk(ch->vm_id, false, got);
 	} else if (s->msg.flags & NVX_UVM_MSGF_PUSH) {
@@ -272,6 +356,7 @@ static int nvx_uvm_ep_ioc_reply(struct nvx_ucmd *ucmd)
 	ret = nvx_uvm_complete(ch, s, &r->msg, got);
 out:
 	mutex_unlock(&ch->lock);
+put:
 	nvx_uvm_chan_put(ch);
 	return ret;
 }

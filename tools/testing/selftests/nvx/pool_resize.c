@@ -69,6 +69,34 @@ POOL_TEST(bad_resize)
 	EXPECT_EQ(-EINVAL, nvx_ioctl(self->fd, NVX_IOC_POOL_SHRINK, &r));
 }
 
+/*
+ * GROW and SHRINK with their argument struct in a read-only page:
+ * -EFAULT and the pool as it was. Before the dispatcher checked that
+ * the struct takes the result, GROW grew the pool and then failed.
+ */
+POOL_TEST(readonly_arg_resizes_nothing)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct nvx_pool_stats s, after;
+	struct nvx_pool_resize *ro;
+
+	ro = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	memset(ro, 0, sizeof(*ro));
+	ro->node = NVX_NODE_ANY;
+	ro->bytes = CHUNK;
+	ASSERT_EQ(0, mprotect(ro, pg, PROT_READ));
+	ASSERT_EQ(0, pool_stats(self->fd, &s));
+	EXPECT_EQ(-EFAULT, nvx_ioctl(self->fd, NVX_IOC_POOL_GROW, ro));
+	ASSERT_EQ(0, pool_stats(self->fd, &after));
+	EXPECT_EQ(s.total_bytes, after.total_bytes);
+	EXPECT_EQ(-EFAULT, nvx_ioctl(self->fd, NVX_IOC_POOL_SHRINK, ro));
+	ASSERT_EQ(0, pool_stats(self->fd, &after));
+	EXPECT_EQ(s.total_bytes, after.total_bytes);
+	munmap(ro, pg);
+}
+
 /* The first version of struct nvx_pool_resize, before chunk_shift. */
 struct nvx_pool_resize_v0 {
 	__u32 flags;

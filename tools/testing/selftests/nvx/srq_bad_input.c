@@ -4,6 +4,10 @@
  *
  * Every bad parameter of every SRQ ioctl and of the set's mmap().
  */
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
 #include "srq_fixture.h"
 
 /* Try a create; close what it made. 0 or -errno. */
@@ -191,6 +195,101 @@ SRQ_TEST(create_needs_net_admin)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	EXPECT_EQ(0, wait_detached(self->fd, self->nic.ifindex));
 	close(c.grant_fd);
+}
+
+/* Set CAP_NET_ADMIN in the effective set (it must be permitted) or clear it. */
+static int net_admin_effective(bool on)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	if (on)
+		d[CAP_NET_ADMIN / 32].effective |= 1U << (CAP_NET_ADMIN % 32);
+	else
+		d[CAP_NET_ADMIN / 32].effective &= ~(1U << (CAP_NET_ADMIN % 32));
+	return syscall(SYS_capset, &h, d) ? -1 : 0;
+}
+
+enum observer { NOBODY, OWNER_NO_CAP, OTHER_WITH_CAP };
+
+/*
+ * In a child, as @who (root's /dev/nvx fd in hand): INFO always works;
+ * QUERY and INFO's owner only for the owner's user or CAP_NET_ADMIN.
+ * 0 when all is as it should be, else the step that was not.
+ */
+static int observe_as(int dev, int ifindex, pid_t owner, enum observer who)
+{
+	struct nvx_srq_info info = { .ifindex = ifindex };
+	struct nvx_srq_query q = { .ifindex = ifindex };
+	bool may = who != NOBODY;
+	int ret;
+
+	if (who == OWNER_NO_CAP && net_admin_effective(false))
+		return 100;
+	if (who == OTHER_WITH_CAP && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
+		return 101;
+	if (who != OWNER_NO_CAP &&
+	    (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	     setresuid(65534, 65534, 65534)))
+		return 102;
+	if (who == OTHER_WITH_CAP && net_admin_effective(true))
+		return 103;
+	if (nvx_ioctl(dev, NVX_IOC_SRQ_INFO, &info))
+		return 1;			/* presence, shape: the NIC's */
+	if (info.params.nr_queues != 1)
+		return 2;
+	if (info.owner != (may ? (uint32_t)owner : 0))
+		return 3;			/* who owns it: observers only */
+	q.stats.queue = NVX_SRQ_ALL_QUEUES;
+	ret = nvx_ioctl(dev, NVX_IOC_SRQ_QUERY, &q);
+	if (ret != (may ? 0 : -EPERM))
+		return 4;
+	if (may && !q.stats.rx_packets)
+		return 5;
+	if (!may && (q.stats.nr_queues || q.stats.rx_packets))
+		return 6;			/* nothing written out */
+	return 0;
+}
+
+/*
+ * QUERY and INFO's owner are for the set's owner (the creator's euid) or
+ * CAP_NET_ADMIN; INFO's shape for any opener. Before, any opener got the
+ * owner's pid and all its counters.
+ */
+SRQ_TEST(observe_needs_owner_or_net_admin)
+{
+	static const char *const what[] = {
+		"nobody", "the owner without CAP_NET_ADMIN",
+		"another user with CAP_NET_ADMIN",
+	};
+	struct nvx_srq_params p = { .nr_queues = 1 };
+	struct nvx_srq_stats st;
+	int status, who, i;
+	pid_t pid;
+
+	ASSERT_EQ(0, srq_open(self->fd, &self->s, self->nic.ifindex, &p, 0));
+	ASSERT_EQ(0, send_frame(&self->nic, 64, 1000, 0));
+	for (i = 0; i < 1000; i++) {	/* a counter for the observers */
+		ASSERT_EQ(0, srq_query(self->fd, self->nic.ifindex, &st));
+		if (st.rx_packets)
+			break;
+		usleep(1000);
+	}
+	ASSERT_EQ(1U, st.rx_packets);
+	for (who = NOBODY; who <= OTHER_WITH_CAP; who++) {
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0)
+			_exit(observe_as(self->fd, self->nic.ifindex,
+					 getppid(), who));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("as %s", what[who]);
+	}
 }
 
 /* Bad arguments to every ioctl of /dev/nvx's SRQ part and of a set. */

@@ -377,4 +377,91 @@ SRQ_TEST(garbage_releases)
 	expect_release(_metadata, s, 1u, 0u);
 }
 
+/* The number in "@key:\t..." of @fd's fdinfo, or -1 when absent. */
+static long long fdinfo_num(int fd, const char *key)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':')
+			v = strtoll(line + klen + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* The possible CPUs: the receive path's budget is per CPU. */
+static int possible_cpus(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+	int lo = -1, hi, n = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d-%d", &lo, &hi) == 2)
+		n = hi + 1;
+	else if (lo == 0)
+		n = 1;
+	fclose(f);
+	return n;
+}
+
+/*
+ * The receive path's refill has a budget (max(1, 4096 / possible CPUs)
+ * release entries): with four release rings of 1,024 entries full of
+ * garbage, one frame below the mark takes part of them with BH off and
+ * hands the rest to the set's refill work, which takes them all without
+ * a RELEASE call. Before the budget the receive path took 1,024 entries
+ * of every ring, and refilled (and poisoned) every pool, with BH off.
+ */
+SRQ_TEST(rx_refill_deferred)
+{
+	struct nvx_srq_params p = {
+		.nr_queues = 1, .nr_bufs = 16, .rel_entries = 1024,
+		.nr_rel_rings = 4, .low_water = 16 * 64,
+	};
+	struct nvx_srq_stats st;
+	struct nvx_srq_cqe e;
+	struct srq *s = &self->s;
+	int cpus = possible_cpus(), i, r, left = 0;
+
+	ASSERT_LT(0, cpus);
+	if (4096 / cpus >= 4 * 1024)
+		SKIP(return, "one possible CPU: the budget takes all");
+	ASSERT_EQ(0, srq_open(self->fd, s, self->nic.ifindex, &p, 0));
+	EXPECT_EQ(0, fdinfo_num(s->fd, "refills_deferred"));
+	/*
+	 * The last buffer stays posted (the frame goes to the first):
+	 * every entry is garbage, and costs what a valid one does.
+	 */
+	for (r = 0; r < 4; r++)
+		for (i = 0; i < 1024; i++)
+			ASSERT_EQ(0, rel_push(s, r, 15, 1, 0));
+	ASSERT_EQ(0, send_frame(&self->nic, 1024, SPORT, 0));
+	ASSERT_EQ(0, cq_next(s, 0, &e));
+	for (i = 0; i < 5000; i++) {
+		for (left = 0, r = 0; r < 4; r++)
+			left += __atomic_load_n(&rel_hdr(s, r)->prod,
+						__ATOMIC_RELAXED) -
+				__atomic_load_n(&rel_hdr(s, r)->cons,
+						__ATOMIC_ACQUIRE);
+		if (!left)
+			break;
+		usleep(1000);
+	}
+	EXPECT_EQ(0, left) TH_LOG("entries not taken");
+	EXPECT_LE(1, fdinfo_num(s->fd, "refills_deferred"));
+	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
+	EXPECT_EQ(4096u, st.released);
+	EXPECT_EQ(4096u, st.release_garbage);
+	TH_LOG("%d possible CPUs; longest receive-path refill %lld ns (TCG)",
+	       cpus, fdinfo_num(s->fd, "refill_bh_max_ns"));
+}
+
 TEST_HARNESS_MAIN

@@ -473,4 +473,34 @@ TEST_F(uintr, out_of_fds_is_emfile)
 	EXPECT_LE(0, nvx_uintr_vector_fd(self->fd, 0));
 }
 
+/*
+ * REGISTER with its argument struct in a read-only page: -EFAULT, and
+ * the thread is not registered, so the next REGISTER with a writable
+ * struct succeeds. Before the dispatcher checked that the struct takes
+ * the result, the thread stayed registered without a receiver fd and
+ * that REGISTER got -EBUSY.
+ */
+TEST_F(uintr, readonly_arg_registers_nothing)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct nvx_uintr_register *ro, r;
+
+	ro = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	memset(ro, 0, sizeof(*ro));
+	ro->handler = (uintptr_t)trap_entry;
+	ASSERT_EQ(0, mprotect(ro, pg, PROT_READ));
+	EXPECT_EQ(-EFAULT, nvx_ioctl(self->fd, NVX_IOC_UINTR_REGISTER, ro));
+	expect_unregistered(_metadata, self->fd);
+
+	memset(&r, 0, sizeof(r));
+	r.handler = (uintptr_t)trap_entry;
+	ASSERT_EQ(0, nvx_ioctl(self->fd, NVX_IOC_UINTR_REGISTER, &r));
+	EXPECT_LE(0, r.fd);
+	EXPECT_EQ(0, do_unregister_raw(self->fd));
+	close(r.fd);
+	munmap(ro, pg);
+}
+
 TEST_HARNESS_MAIN

@@ -269,4 +269,50 @@ ABI_TEST(attach_endpoint_full)
 	close(ep.fd);
 }
 
+/*
+ * An endpoint nobody receives on: after NVX_UVM_MAX_GONE detaches it holds
+ * that many VM_GONE notices and refuses ATTACH with -EBUSY, losing none;
+ * one RECV makes room again. Before the bound every detach queued one
+ * more notice, without end.
+ */
+ABI_TEST(gone_notices_bounded)
+{
+	struct env *e = &self->e;
+	struct nvx_uvm_endpoint ep = { .flags = NVX_UVM_EP_CLOEXEC,
+				       .max_vms = 1 };
+	struct nvx_uvm_ep_stats st;
+	struct nvx_uvm_recv r;
+	uint32_t first = 0, i;
+	struct bare *b;
+
+	ASSERT_EQ(0, nvx_ioctl(e->fd, NVX_IOC_UVM_ENDPOINT, &ep));
+	ASSERT_EQ(0, bare_new(e, &b));
+	for (i = 0; i < NVX_UVM_MAX_GONE; i++) {
+		ASSERT_EQ(0, bare_attach(e, b, ep.fd, NVX_UVM_ATTACH_SLOW))
+			TH_LOG("attach %u", i);
+		if (!i)
+			first = b->vm_id;
+		close(b->chan_fd);
+		b->chan_fd = -1;
+	}
+	ASSERT_EQ(0, ep_stats(ep.fd, &st));
+	EXPECT_EQ((uint32_t)NVX_UVM_MAX_GONE, st.gone);
+	EXPECT_EQ(0U, st.nr_vms);
+	EXPECT_EQ(-EBUSY, bare_attach(e, b, ep.fd, NVX_UVM_ATTACH_SLOW));
+	ASSERT_EQ(0, ep_stats(ep.fd, &st));
+	EXPECT_EQ((uint32_t)NVX_UVM_MAX_GONE, st.gone);
+
+	/* the oldest notice first; then there is room for one VM */
+	EXPECT_EQ(0, recv_gone(ep.fd, first, NVX_UVM_DETACHED, &r));
+	ASSERT_EQ(0, bare_attach(e, b, ep.fd, NVX_UVM_ATTACH_SLOW));
+	close(b->chan_fd);
+	b->chan_fd = -1;
+	ASSERT_EQ(0, ep_stats(ep.fd, &st));
+	EXPECT_EQ((uint32_t)NVX_UVM_MAX_GONE, st.gone);
+	for (i = 0; i < NVX_UVM_MAX_GONE; i++)
+		ASSERT_EQ(0, recv_nb(ep.fd, &r)) TH_LOG("notice %u", i);
+	EXPECT_EQ(-EAGAIN, recv_nb(ep.fd, &r));
+	close(ep.fd);
+}
+
 TEST_HARNESS_MAIN

@@ -2,6 +2,9 @@
 /*
  * nvx selftests, group "uvm": blocking, interrupted and polled RECV.
  */
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+
 #include "uvm_fixture.h"
 
 /* A thread blocked in RECV, its tid and what it got. */
@@ -140,6 +143,146 @@ ABI_TEST(poll_reports_messages)
 	EXPECT_EQ(0, recv_gone(e->ep, b->vm_id, NVX_UVM_DETACHED, &r));
 	EXPECT_EQ(0, poll_in(e->ep));
 	check_ep_idle(_metadata, e->ep);
+}
+
+/* A REPLY in a thread of its own, and what it returned. */
+struct replier {
+	int ep;
+	struct nvx_uvm_reply rep;
+	int ret;
+	int done;
+};
+
+static void *replier_main(void *arg)
+{
+	struct replier *rp = arg;
+
+	rp->ret = nvx_ioctl(rp->ep, NVX_UVM_EP_IOC_REPLY, &rp->rep);
+	__atomic_store_n(&rp->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* A VMM's calls on its channel: a doorbell, STATUS, then close. */
+struct prober {
+	struct bare *b;
+	int kick_ret, status_ret, close_ret;
+	uint64_t msgs_in;
+	int done;
+};
+
+static void *prober_main(void *arg)
+{
+	struct prober *p = arg;
+	struct nvx_uvm_status cs;
+	struct nvx_uvm_msg m;
+
+	msg_init(&m, NVX_UVM_MSG_IPC, 2);
+	p->kick_ret = bare_post(p->b, &m);
+	p->status_ret = chan_status(p->b->chan_fd, &cs);
+	p->msgs_in = cs.msgs_in;
+	p->close_ret = close(p->b->chan_fd);
+	__atomic_store_n(&p->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* Wait up to @ms for *@flag: true when it was set. */
+static bool flag_within(const int *flag, int ms)
+{
+	while (!__atomic_load_n(flag, __ATOMIC_SEQ_CST) && ms-- > 0)
+		usleep(1000);
+	return __atomic_load_n(flag, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * A REPLY whose PULL data is in a userfaultfd page nobody serves: the
+ * REPLY waits for the fault, but the VM's next doorbell, STATUS and the
+ * VMM's close of the channel do not wait for it. Once the page comes the
+ * REPLY finds its request gone. Before REPLY copied with page faults
+ * disabled, it held the channel's mutex across the fault: the doorbell
+ * (a vCPU thread) and close() stayed blocked until the page came.
+ */
+ABI_TEST(reply_fault_blocks_only_the_replier)
+{
+	const uint64_t sg_gpa = 0x100000, g1 = 0x200000;
+	long pg = sysconf(_SC_PAGESIZE);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_zeropage zp = { };
+	struct env *e = &self->e;
+	struct replier rp = { .ep = e->ep };
+	struct prober pb = { };
+	struct pollfd pfd = { .events = POLLIN };
+	struct uffd_msg fault;
+	pthread_t rt, pt;
+	struct nvx_uvm_recv r;
+	struct nvx_uvm_msg m;
+	struct nvx_uvm_sg *sg;
+	bool probed;
+	struct bare *b;
+	char *area;
+	uint32_t id;
+	int uffd;
+
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		SKIP(return, "userfaultfd: %s (CONFIG_USERFAULTFD)",
+		     strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	area = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, area);
+	reg.range.start = (uintptr_t)area;
+	reg.range.len = pg;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+
+	ASSERT_EQ(0, bare_new(e, &b));
+	ASSERT_EQ(0, bare_attach(e, b, e->ep, NVX_UVM_ATTACH_SLOW));
+	id = b->vm_id;
+	sg = (struct nvx_uvm_sg *)(b->mem + sg_gpa);
+	sg[0] = (struct nvx_uvm_sg){ .gpa = g1, .len = 100 };
+	msg_init(&m, NVX_UVM_MSG_READ, 1);
+	m.flags = NVX_UVM_MSGF_PULL;
+	m.sg_gpa = sg_gpa;
+	m.sg_nr = 1;
+	ASSERT_EQ(0, bare_post(b, &m));
+	ASSERT_EQ(0, recv_nb(e->ep, &r));
+
+	rp.rep.cookie = r.cookie;
+	rp.rep.msg.type = NVX_UVM_MSG_READ;
+	rp.rep.buf = (uintptr_t)area;
+	rp.rep.buf_len = 100;
+	ASSERT_EQ(0, pthread_create(&rt, NULL, replier_main, &rp));
+	/* the REPLY reached the page: its fault is there to read */
+	pfd.fd = uffd;
+	ASSERT_EQ(1, poll(&pfd, 1, 10000));
+	ASSERT_EQ((ssize_t)sizeof(fault), read(uffd, &fault, sizeof(fault)));
+	EXPECT_EQ(UFFD_EVENT_PAGEFAULT, fault.event);
+	EXPECT_FALSE(__atomic_load_n(&rp.done, __ATOMIC_SEQ_CST));
+
+	pb.b = b;
+	ASSERT_EQ(0, pthread_create(&pt, NULL, prober_main, &pb));
+	probed = flag_within(&pb.done, 5000);
+	/* the page comes: everything blocked goes on */
+	zp.range.start = (uintptr_t)area;
+	zp.range.len = pg;
+	EXPECT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zp));
+	pthread_join(pt, NULL);
+	pthread_join(rt, NULL);
+	b->chan_fd = -1;
+
+	EXPECT_TRUE(probed)
+		TH_LOG("a doorbell, STATUS or close waited for REPLY's fault");
+	EXPECT_EQ(0, pb.kick_ret);
+	EXPECT_EQ(0, pb.status_ret);
+	EXPECT_EQ(2U, pb.msgs_in);
+	EXPECT_EQ(0, pb.close_ret);
+	/* the channel was closed first: the request is no more */
+	EXPECT_TRUE(rp.ret == -ESRCH || rp.ret == -ENOENT)
+		TH_LOG("REPLY after the close: %d", rp.ret);
+	EXPECT_EQ(0, recv_gone(e->ep, id, NVX_UVM_DETACHED, &r));
+	check_ep_idle(_metadata, e->ep);
+	close(uffd);
+	munmap(area, pg);
 }
 
 TEST_HARNESS_MAIN

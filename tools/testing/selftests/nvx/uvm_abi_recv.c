@@ -338,4 +338,46 @@ ABI_TEST(channel_status_kick)
 	EXPECT_EQ(2U, cs.doorbells);
 }
 
+/*
+ * RECV with its argument struct in a read-only page: -EFAULT and the
+ * request still queued, so the next RECV takes it. Before the
+ * dispatcher checked that the struct takes the result, the request was
+ * taken and lost: the next RECV got -EAGAIN and the guest hung.
+ */
+ABI_TEST(recv_readonly_arg_takes_nothing)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct env *e = &self->e;
+	struct nvx_uvm_ep_stats st;
+	struct nvx_uvm_recv *ro, r;
+	struct nvx_uvm_reply rep;
+	struct nvx_uvm_msg m;
+	struct bare *b;
+
+	ASSERT_EQ(0, bare_new(e, &b));
+	ASSERT_EQ(0, bare_attach(e, b, e->ep, NVX_UVM_ATTACH_SLOW));
+	msg_init(&m, NVX_UVM_MSG_IPC, 9);
+	ASSERT_EQ(0, bare_post(b, &m));
+
+	ro = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	memset(ro, 0, sizeof(*ro));
+	ro->flags = NVX_UVM_RECV_NONBLOCK;
+	ASSERT_EQ(0, mprotect(ro, pg, PROT_READ));
+	EXPECT_EQ(-EFAULT, nvx_ioctl(e->ep, NVX_UVM_EP_IOC_RECV, ro));
+	ASSERT_EQ(0, ep_stats(e->ep, &st));
+	EXPECT_EQ(1U, st.queued);
+	EXPECT_EQ(0U, st.taken);
+
+	ASSERT_EQ(0, recv_nb(e->ep, &r));
+	EXPECT_EQ(NVX_UVM_MSG_IPC, r.msg.type);
+	EXPECT_EQ(9U, r.msg.tag);
+	memset(&rep, 0, sizeof(rep));
+	rep.cookie = r.cookie;
+	rep.msg.type = NVX_UVM_MSG_IPC;
+	EXPECT_EQ(0, nvx_ioctl(e->ep, NVX_UVM_EP_IOC_REPLY, &rep));
+	munmap(ro, pg);
+}
+
 TEST_HARNESS_MAIN

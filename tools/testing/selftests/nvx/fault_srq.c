@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx selftests, group "fault": shared RX queue sets, every allocation
+ * and user copy of SRQ_CREATE failed in turn (include/fault_util.h):
+ * after each failure no fd, no set on the NIC, and the NIC takes a set
+ * again.
+ */
+#include "srq_fixture.h"
+#include "fault_util.h"
+
+struct create_call {
+	int dev, ifindex;
+	struct nvx_srq_create c;
+};
+
+static int do_create(void *arg)
+{
+	struct create_call *cc = arg;
+
+	cc->c.fd = -1;
+	return nvx_ioctl(cc->dev, NVX_IOC_SRQ_CREATE, &cc->c);
+}
+
+static void undo_create(void *arg)
+{
+	struct create_call *cc = arg;
+
+	close(cc->c.fd);
+	wait_detached(cc->dev, cc->ifindex);
+}
+
+/* No set left on the NIC. */
+static int check_create(void *arg, char *why, size_t len)
+{
+	struct create_call *cc = arg;
+	struct nvx_srq_info info = { .ifindex = cc->ifindex };
+	int ret = nvx_ioctl(cc->dev, NVX_IOC_SRQ_INFO, &info);
+
+	if (ret != -ENOENT) {
+		snprintf(why, len, "SRQ_INFO after a failed create: %d", ret);
+		return -1;
+	}
+	return 0;
+}
+
+static void fault_create(struct __test_metadata *_metadata, int dev,
+			 int ifindex, const struct nvx_srq_params *p,
+			 const char *what)
+{
+	struct create_call cc = { .dev = dev, .ifindex = ifindex };
+	struct fault_call c = {
+		.what = what, .call = do_create, .undo = undo_create,
+		.check = check_create, .arg = &cc,
+	};
+	struct fault_result res;
+	int ret;
+
+	cc.c.ifindex = ifindex;
+	cc.c.flags = NVX_SRQ_CLOEXEC;
+	cc.c.params = *p;
+	cc.c.grant_fd = srq_grant(dev, (uint64_t)p->nr_bufs * p->buf_size);
+	ASSERT_LE(0, cc.c.grant_fd);
+	ret = fault_arm_setup();
+	if (ret == -ENOENT)
+		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
+	ASSERT_EQ(0, ret);
+	ret = fault_run(&c, &res);
+	fault_arm_restore();
+	ASSERT_EQ(0, ret);
+	EXPECT_TRUE(res.ok) TH_LOG("%s", res.why);
+	EXPECT_LT(0U, res.points);
+	/* the NIC takes a set again */
+	ASSERT_EQ(0, do_create(&cc));
+	undo_create(&cc);
+	close(cc.c.grant_fd);
+}
+
+SRQ_TEST(fault_create_one_pool)
+{
+	struct nvx_srq_params p = {
+		.nr_queues = 2, .nr_bufs = 16, .buf_size = 16384,
+	};
+
+	fault_create(_metadata, self->fd, self->nic.ifindex, &p,
+		     "SRQ_CREATE 2 queues, 1 pool");
+}
+
+SRQ_TEST(fault_create_per_queue)
+{
+	struct nvx_srq_params p = {
+		.flags = NVX_SRQ_PER_QUEUE | NVX_SRQ_POISON, .nr_queues = 4,
+		.nr_bufs = 32, .buf_size = 16384, .nr_rel_rings = 2,
+	};
+
+	fault_create(_metadata, self->fd, self->nic.ifindex, &p,
+		     "SRQ_CREATE 4 queues, a pool each, 2 release rings");
+}
+
+TEST_HARNESS_MAIN

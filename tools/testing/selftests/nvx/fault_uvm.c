@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx selftests, group "fault": user VMs' calls, every allocation and
+ * user copy failed in turn (include/fault_util.h).
+ *
+ * ENDPOINT, ATTACH (fast and slow path), the endpoint's RECV (a request
+ * and a notice) and REPLY (with PULL data): after each failure, no fd,
+ * the endpoint's queues and VMs as before.
+ */
+#include "uvm_fixture.h"
+#include "fault_util.h"
+
+FIXTURE(fault_uvm) {
+	struct env e;
+	bool set;
+};
+
+FIXTURE_SETUP(fault_uvm)
+{
+	int ret;
+
+	env_setup(_metadata, &self->e, false);
+	ret = fault_arm_setup();
+	if (ret == -ENOENT)
+		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
+	ASSERT_EQ(0, ret);
+	self->set = true;
+}
+
+FIXTURE_TEARDOWN(fault_uvm)
+{
+	if (self->set)
+		fault_arm_restore();
+	env_teardown(_metadata, &self->e);
+}
+
+/* The endpoint's queues as @want says, or -1 with @why. */
+static int ep_is(int ep, const struct nvx_uvm_ep_stats *want, char *why,
+		 size_t len)
+{
+	struct nvx_uvm_ep_stats st;
+
+	if (ep_stats(ep, &st)) {
+		snprintf(why, len, "STATS failed");
+		return -1;
+	}
+	if (st.nr_vms != want->nr_vms || st.queued != want->queued ||
+	    st.taken != want->taken || st.gone != want->gone) {
+		snprintf(why, len,
+			 "endpoint: %u VMs %u queued %u taken %u gone, want %u %u %u %u",
+			 st.nr_vms, st.queued, st.taken, st.gone,
+			 want->nr_vms, want->queued, want->taken, want->gone);
+		return -1;
+	}
+	return 0;
+}
+
+static void run(struct __test_metadata *_metadata, struct fault_call *c)
+{
+	struct fault_result res;
+
+	ASSERT_EQ(0, fault_run(c, &res));
+	EXPECT_TRUE(res.ok) TH_LOG("%s", res.why);
+	EXPECT_LT(0U, res.points) TH_LOG("%s: no failure point", c->what);
+}
+
+struct ep_call {
+	int fd;
+	struct nvx_uvm_endpoint ep;
+};
+
+static int do_endpoint(void *arg)
+{
+	struct ep_call *ec = arg;
+
+	ec->ep = (struct nvx_uvm_endpoint){ .flags = NVX_UVM_EP_CLOEXEC };
+	return nvx_ioctl(ec->fd, NVX_IOC_UVM_ENDPOINT, &ec->ep);
+}
+
+static void undo_endpoint(void *arg)
+{
+	close(((struct ep_call *)arg)->ep.fd);
+}
+
+TEST_F_TIMEOUT(fault_uvm, endpoint, 300)
+{
+	struct ep_call ec = { .fd = self->e.fd };
+	struct fault_call c = {
+		.what = "UVM_ENDPOINT", .call = do_endpoint,
+		.undo = undo_endpoint, .arg = &ec,
+	};
+
+	run(_metadata, &c);
+}
+
+struct attach_call {
+	struct env *e;
+	struct bare *b;
+	uint32_t flags;
+};
+
+static int do_attach(void *arg)
+{
+	struct attach_call *ac = arg;
+
+	return bare_attach(ac->e, ac->b, ac->e->ep, ac->flags);
+}
+
+/* Detach, and take the notice: the endpoint as before. */
+static void undo_attach(void *arg)
+{
+	struct attach_call *ac = arg;
+	struct nvx_uvm_recv r;
+
+	close(ac->b->chan_fd);
+	ac->b->chan_fd = -1;
+	recv_gone(ac->e->ep, ac->b->vm_id, NVX_UVM_DETACHED, &r);
+}
+
+/* A failed ATTACH leaves no VM and no notice. */
+static int check_attach(void *arg, char *why, size_t len)
+{
+	struct attach_call *ac = arg;
+	struct nvx_uvm_ep_stats want = { };
+
+	return ep_is(ac->e->ep, &want, why, len);
+}
+
+static void fault_attach(struct __test_metadata *_metadata, struct env *e,
+			 uint32_t flags, const char *what)
+{
+	struct attach_call ac = { .e = e, .flags = flags };
+	struct fault_call c = {
+		.what = what, .call = do_attach, .undo = undo_attach,
+		.check = check_attach, .arg = &ac,
+	};
+
+	ASSERT_EQ(0, bare_new(e, &ac.b));
+	run(_metadata, &c);
+	/* and the VM can still be attached */
+	ASSERT_EQ(0, bare_attach(e, ac.b, e->ep, flags));
+	undo_attach(&ac);
+	check_ep_idle(_metadata, e->ep);
+}
+
+TEST_F_TIMEOUT(fault_uvm, attach_fast, 300)
+{
+	fault_attach(_metadata, &self->e, 0, "UVM_ATTACH");
+}
+
+TEST_F_TIMEOUT(fault_uvm, attach_slow, 300)
+{
+	fault_attach(_metadata, &self->e, NVX_UVM_ATTACH_SLOW,
+		     "UVM_ATTACH slow path");
+}
+
+#define SG_GPA	0x100000ULL
+#define DATA_GPA	0x200000ULL
+
+struct msg_call {
+	struct env *e;
+	struct bare *b;
+	bool push, pull;
+	struct nvx_uvm_recv r;
+	unsigned char buf[300], pat[300];
+	struct nvx_uvm_ep_stats want;	/* after a failure */
+};
+
+/* The bare VM posts one request: PUSH 300 bytes, or PULL into 300. */
+static int post_one(struct msg_call *mc)
+{
+	struct nvx_uvm_sg *sg = (struct nvx_uvm_sg *)(mc->b->mem + SG_GPA);
+	struct nvx_uvm_msg m;
+
+	sg[0] = (struct nvx_uvm_sg){ .gpa = DATA_GPA, .len = 300 };
+	msg_init(&m, NVX_UVM_MSG_IPC, 7);
+	if (mc->push || mc->pull) {
+		m.type = mc->push ? NVX_UVM_MSG_WRITE : NVX_UVM_MSG_READ;
+		m.flags = mc->push ? NVX_UVM_MSGF_PUSH : NVX_UVM_MSGF_PULL;
+		m.sg_gpa = SG_GPA;
+		m.sg_nr = 1;
+	}
+	return bare_post(mc->b, &m);
+}
+
+/* Answer the request received in mc->r; the VM takes the completion. */
+static int answer(struct msg_call *mc)
+{
+	struct nvx_uvm_reply rep = {
+		.cookie = mc->r.cookie, .msg.type = mc->r.msg.type,
+	};
+	struct nvx_uvm_msg m;
+	int ret;
+
+	ret = nvx_ioctl(mc->e->ep, NVX_UVM_EP_IOC_REPLY, &rep);
+	return ret ?: bare_complete(mc->b, &m);
+}
+
+static int do_recv(void *arg)
+{
+	struct msg_call *mc = arg;
+
+	memset(&mc->r, 0, sizeof(mc->r));
+	mc->r.flags = NVX_UVM_RECV_NONBLOCK;
+	mc->r.buf = (uintptr_t)mc->buf;
+	mc->r.buf_len = sizeof(mc->buf);
+	return nvx_ioctl(mc->e->ep, NVX_UVM_EP_IOC_RECV, &mc->r);
+}
+
+/* A request received: answer it and post the next. */
+static void undo_recv(void *arg)
+{
+	struct msg_call *mc = arg;
+
+	if (!answer(mc))
+		post_one(mc);
+}
+
+/* A failed RECV leaves the request queued, not taken. */
+static int check_recv(void *arg, char *why, size_t len)
+{
+	struct msg_call *mc = arg;
+
+	return ep_is(mc->e->ep, &mc->want, why, len);
+}
+
+static void fault_recv(struct __test_metadata *_metadata, struct env *e,
+		       bool push, const char *what)
+{
+	struct msg_call mc = { .e = e, .push = push };
+	struct fault_call c = {
+		.what = what, .call = do_recv, .undo = undo_recv,
+		.check = check_recv, .arg = &mc,
+	};
+
+	ASSERT_EQ(0, bare_new(e, &mc.b));
+	ASSERT_EQ(0, bare_attach(e, mc.b, e->ep, NVX_UVM_ATTACH_SLOW));
+	ASSERT_EQ(0, post_one(&mc));
+	mc.want = (struct nvx_uvm_ep_stats){ .nr_vms = 1, .queued = 1 };
+	run(_metadata, &c);
+	/* the request is still there, once */
+	ASSERT_EQ(0, do_recv(&mc));
+	EXPECT_EQ(7U, mc.r.msg.tag);
+	EXPECT_EQ(0, answer(&mc));
+	EXPECT_EQ(-EAGAIN, do_recv(&mc));
+}
+
+TEST_F_TIMEOUT(fault_uvm, recv, 300)
+{
+	fault_recv(_metadata, &self->e, false, "EP_RECV");
+}
+
+TEST_F_TIMEOUT(fault_uvm, recv_push, 300)
+{
+	fault_recv(_metadata, &self->e, true, "EP_RECV with PUSH data");
+}
+
+struct gone_call {
+	struct env *e;
+	struct bare *b;
+	struct nvx_uvm_recv r;
+};
+
+static int do_recv_gone(void *arg)
+{
+	struct gone_call *gc = arg;
+
+	return recv_nb(gc->e->ep, &gc->r);
+}
+
+/* The notice received: attach and detach again, for the next. */
+static void undo_recv_gone(void *arg)
+{
+	struct gone_call *gc = arg;
+
+	if (!bare_attach(gc->e, gc->b, gc->e->ep, NVX_UVM_ATTACH_SLOW)) {
+		close(gc->b->chan_fd);
+		gc->b->chan_fd = -1;
+	}
+}
+
+/* A failed RECV leaves the notice there. */
+static int check_recv_gone(void *arg, char *why, size_t len)
+{
+	struct gone_call *gc = arg;
+	struct nvx_uvm_ep_stats want = { .gone = 1 };
+
+	return ep_is(gc->e->ep, &want, why, len);
+}
+
+TEST_F_TIMEOUT(fault_uvm, recv_notice, 300)
+{
+	struct gone_call gc = { .e = &self->e };
+	struct fault_call c = {
+		.what = "EP_RECV of a VM_GONE notice", .call = do_recv_gone,
+		.undo = undo_recv_gone, .check = check_recv_gone, .arg = &gc,
+	};
+
+	ASSERT_EQ(0, bare_new(&self->e, &gc.b));
+	undo_recv_gone(&gc);
+	run(_metadata, &c);
+	EXPECT_EQ(0, recv_gone(self->e.ep, gc.b->vm_id, NVX_UVM_DETACHED,
+			       &gc.r));
+	check_ep_idle(_metadata, self->e.ep);
+}
+
+static int do_reply(void *arg)
+{
+	struct msg_call *mc = arg;
+	struct nvx_uvm_reply rep = {
+		.cookie = mc->r.cookie, .msg.type = mc->r.msg.type,
+		.buf = (uintptr_t)mc->pat, .buf_len = sizeof(mc->pat),
+	};
+
+	return nvx_ioctl(mc->e->ep, NVX_UVM_EP_IOC_REPLY, &rep);
+}
+
+/* Answered: the VM takes the completion, posts and we receive again. */
+static void undo_reply(void *arg)
+{
+	struct msg_call *mc = arg;
+	struct nvx_uvm_msg m;
+
+	if (!bare_complete(mc->b, &m) && !post_one(mc))
+		do_recv(mc);
+}
+
+TEST_F_TIMEOUT(fault_uvm, reply_pull, 300)
+{
+	struct msg_call mc = { .e = &self->e, .pull = true };
+	struct fault_call c = {
+		.what = "EP_REPLY with PULL data", .call = do_reply,
+		.undo = undo_reply, .check = check_recv, .arg = &mc,
+	};
+	struct nvx_uvm_msg m;
+
+	memset(mc.pat, 0x5a, sizeof(mc.pat));
+	ASSERT_EQ(0, bare_new(&self->e, &mc.b));
+	ASSERT_EQ(0, bare_attach(&self->e, mc.b, self->e.ep,
+				 NVX_UVM_ATTACH_SLOW));
+	ASSERT_EQ(0, post_one(&mc));
+	ASSERT_EQ(0, do_recv(&mc));
+	/* a failed REPLY leaves the request received */
+	mc.want = (struct nvx_uvm_ep_stats){ .nr_vms = 1, .taken = 1 };
+	run(_metadata, &c);
+	ASSERT_EQ(0, do_reply(&mc));
+	ASSERT_EQ(0, bare_complete(mc.b, &m));
+	EXPECT_EQ(300U, m.bulk_len);
+	EXPECT_EQ(0x5a, mc.b->mem[DATA_GPA + 299]);
+}
+
+TEST_HARNESS_MAIN
