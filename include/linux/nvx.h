@@ -68,8 +68,10 @@ struct module;
  * @new_fd: the reserved descriptor number for @new_file.
  * @finish: set by a handler whose effect must not outlive a result that
  *	never reached userspace: called once the dispatcher copied the
- *	result out (@copied true) or failed to (@copied false: undo what
- *	the call did), before @new_file is installed or dropped.
+ *	result out (@copied true, also after a failed NVX_IOCTL_OUT_ON_ERROR
+ *	call) or did not (@copied false: the copy failed, or the handler
+ *	failed without NVX_IOCTL_OUT_ON_ERROR; undo what the call did),
+ *	before @new_file is installed or dropped.
  * @priv: the handler's, for @finish.
  */
 struct nvx_ucmd {

@@ -66,7 +66,6 @@ long nvx_ioctl_dispatch(struct file *file, unsigned int cmd,
 	u64 kbuf[NVX_IOCTL_MAX_ARG / sizeof(u64)] = {};
 	struct nvx_ucmd ucmd = {
 		.file = file, .arg = kbuf, .new_file = NULL, .new_fd = -1,
-		.finish = NULL,
 	};
 	void __user *uarg = (void __user *)arg;
 	size_t usize = _IOC_SIZE(cmd);

@@ -455,7 +455,6 @@ static const struct file_operations nvx_vec_fops = {
 
 /* ----------------------------------------------------------- ioctls --- */
 
-/* NVX_IOC_UINTR_REGISTER */
 /* REGISTER's receiver fd never reached the thread: it is not registered. */
 static void nvx_uintr_register_finish(struct nvx_ucmd *ucmd, bool copied)
 {
@@ -463,6 +462,7 @@ static void nvx_uintr_register_finish(struct nvx_ucmd *ucmd, bool copied)
 		__nvx_uintr_exit(current);
 }
 
+/* NVX_IOC_UINTR_REGISTER */
 static int nvx_uintr_ioc_register(struct nvx_ucmd *ucmd)
 {
 	struct nvx_uintr_register *a = ucmd->arg;
@@ -589,6 +589,32 @@ static struct nvx_uintr_senders *nvx_senders(bool create)
 	return t;
 }
 
+/*
+ * ADD_SENDER's index never reached the caller: take the entry out again,
+ * if it still holds the vector (a DEL_SENDER of a guessed index may have
+ * taken it first).
+ */
+static void nvx_uintr_add_sender_finish(struct nvx_ucmd *ucmd, bool copied)
+{
+	struct nvx_uintr_sender *a = ucmd->arg;
+	struct nvx_uintr_vec *v = ucmd->priv;
+	struct nvx_uintr_senders *t;
+
+	if (copied)
+		return;
+	t = nvx_senders(false);
+	if (!t)
+		return;
+	spin_lock(&t->lock);
+	if (rcu_access_pointer(t->entry[a->index]) == v)
+		RCU_INIT_POINTER(t->entry[a->index], NULL);
+	else
+		v = NULL;
+	spin_unlock(&t->lock);
+	if (v)
+		nvx_vec_put(v);
+}
+
 /* NVX_IOC_UINTR_ADD_SENDER */
 static int nvx_uintr_ioc_add_sender(struct nvx_ucmd *ucmd)
 {
@@ -619,6 +645,8 @@ static int nvx_uintr_ioc_add_sender(struct nvx_ucmd *ucmd)
 			refcount_inc(&v->ref);
 			rcu_assign_pointer(t->entry[i], v);
 			a->index = i;
+			ucmd->finish = nvx_uintr_add_sender_finish;
+			ucmd->priv = v;
 			ret = 0;
 			break;
 		}

@@ -23,7 +23,8 @@
  * set's lock by the completion path) and, as in Junction, one row of
  * software release counts per CPU (sw[cpu][buf], plain u16 adds by the
  * CPU that takes a release ring's entries, BH off). Only the refill
- * reads across rows and resets them, under its own trylock. The kernel
+ * reads across rows and resets them, under the refill lock (a trylock on
+ * the receive path, which works within a budget). The kernel
  * never trusts the rings: a release that does not fit the counts is
  * counted and ignored, and an instance that lies about its releases can
  * only make its own frames be overwritten.
@@ -393,27 +394,29 @@ void nvx_srq_refill_all(struct nvx_srq *srq, u64 *released, u64 *garbage)
 	u32 max = srq->shape.bufs_per_pool, p;
 	int n;
 
+	/* BH off for at most about NVX_SRQ_BH_READS per-CPU counts at a time */
+	u32 batch = clamp(NVX_SRQ_BH_READS / nr_cpu_ids, 1U, NVX_SRQ_TAKE_BATCH);
+	u32 scan = clamp(NVX_SRQ_BH_READS / nr_cpu_ids, 1U, NVX_SRQ_REFILL_SCAN);
+
 	if (poison)
 		max = clamp(NVX_SRQ_POISON_BUDGET / srq->p.buf_size, 1U, max);
 	mutex_lock(&srq->refill_mutex);
 	for (p = 0; p < srq->p.nr_rel_rings; p++) {
-		unsigned int batches = srq->p.rel_entries / NVX_SRQ_TAKE_BATCH;
+		unsigned int batches = srq->p.rel_entries / batch;
 		bool more;
 
 		/* at most one ring's worth each, in batches */
 		do {
 			spin_lock_bh(&srq->refill_lock);
-			more = nvx_srq_take(srq, &srq->rel[p],
-					    NVX_SRQ_TAKE_BATCH, released,
-					    garbage);
+			more = nvx_srq_take(srq, &srq->rel[p], batch,
+					    released, garbage);
 			spin_unlock_bh(&srq->refill_lock);
 			cond_resched();
 		} while (more && batches--);
 	}
 	for (p = 0; p < srq->shape.nr_pools; p++) {
 		spin_lock_bh(&srq->refill_lock);
-		n = nvx_srq_collect(srq, p, srq->refill_bufs,
-				    NVX_SRQ_REFILL_SCAN, max, NULL);
+		n = nvx_srq_collect(srq, p, srq->refill_bufs, scan, max, NULL);
 		spin_unlock_bh(&srq->refill_lock);
 		if (n >= 0)
 			nvx_srq_give(srq, p, srq->refill_bufs, n, poison);
@@ -473,6 +476,10 @@ static void nvx_srq_refill(struct nvx_srq *srq, u32 pool)
 	more |= i < nr;
 	n = nvx_srq_collect(srq, pool, bufs, budget,
 			    min(budget, NVX_SRQ_RX_BUFS), &more);
+	/* the other pools below the mark are the work's (one read each) */
+	for (i = 0; i < srq->shape.nr_pools && !more; i++)
+		more = i != pool && READ_ONCE(srq->pools[i].posted_strides) <
+				    srq->p.low_water;
 	if (n >= 0)
 		nvx_srq_give(srq, pool, bufs, n, false);
 	ns = ktime_get_ns() - t0;

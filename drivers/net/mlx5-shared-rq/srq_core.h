@@ -191,6 +191,12 @@ struct nvx_srq {
  */
 #define NVX_SRQ_RX_READS	4096U
 #define NVX_SRQ_RX_BUFS		32U
+/*
+ * The process-context refill's per-CPU counts read per BH-off section:
+ * it takes NVX_SRQ_TAKE_BATCH entries, and looks at NVX_SRQ_REFILL_SCAN
+ * held buffers, per section only with at most 64 possible CPUs.
+ */
+#define NVX_SRQ_BH_READS	65536U
 
 bool nvx_srq_take(struct nvx_srq *srq, struct nvx_srq_relring *r, u32 max,
 		  u64 *released, u64 *garbage);

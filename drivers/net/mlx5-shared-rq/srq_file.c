@@ -224,10 +224,10 @@ static void nvx_srq_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "drops:\t%llu\n", st.drops_no_buf + st.drops_cq_full);
 	seq_printf(m, "bufs_posted:\t%u\n", st.bufs_posted);
 	seq_printf(m, "bufs_held:\t%u\n", st.bufs_held);
-	seq_printf(m, "refills_deferred:\t%llu\n",
-		   (unsigned long long)atomic64_read(&srq->refills_deferred));
+	seq_printf(m, "refills_deferred:\t%lld\n",
+		   atomic64_read(&srq->refills_deferred));
 	seq_printf(m, "refill_bh_max_ns:\t%llu\n",
-		   (unsigned long long)READ_ONCE(srq->refill_bh_max_ns));
+		   READ_ONCE(srq->refill_bh_max_ns));
 }
 
 DEFINE_NVX_FOPS(nvx_srq_set, NVX_IOC_SRQ_SET_BASE, nvx_srq_set_ops,
@@ -420,6 +420,8 @@ static int nvx_srq_ioc_create(struct nvx_ucmd *ucmd)
 	ret = nvx_srq_attach_ifindex(srq, req->ifindex);
 	if (ret)
 		goto err;
+	/* the refill work may run from the first frame on */
+	mutex_lock(&srq->refill_mutex);
 	for (p = 0; p < srq->shape.nr_pools; p++) {
 		u32 i, n = srq->shape.bufs_per_pool;
 
@@ -427,6 +429,7 @@ static int nvx_srq_ioc_create(struct nvx_ucmd *ucmd)
 			srq->refill_bufs[i] = srq->pools[p].first + i;
 		nvx_srq_post(srq, p, srq->refill_bufs, n);
 	}
+	mutex_unlock(&srq->refill_mutex);
 
 	fd = nvx_anon_fd(ucmd, "[nvx-srq]", &nvx_srq_set_fops, srq,
 			 req->flags & NVX_SRQ_CLOEXEC ? O_CLOEXEC : 0);

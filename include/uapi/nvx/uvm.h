@@ -394,7 +394,8 @@ struct nvx_uvm_endpoint {
  * The control page and both rings must lie inside guest RAM and must
  * not overlap. Errors: -EINVAL (flags, sizes, alignment, overlap, not a
  * KVM fd, an eventfd that is not one), -EBADF, -ENOSPC (outside RAM),
- * -EBUSY (the VM already has a channel, or the endpoint serves max_vms),
+ * -EBUSY (the VM already has a channel, the endpoint serves max_vms, or
+ * it holds NVX_UVM_MAX_GONE VM_GONE notices nobody received),
  * -ENXIO (the endpoint's system process is gone).
  */
 struct nvx_uvm_attach {

@@ -655,7 +655,8 @@ static int nvx_uvm_chan_release(struct inode *inode, struct file *file)
 		WRITE_ONCE(ch->reason, NVX_UVM_DETACHED);
 		trace_nvx_uvm_fail(ch->vm_id, ch->reason, 0);
 	}
-	nvx_uvm_detach(ch, !ch->quiet, &moves);
+	nvx_uvm_detach(ch, !ch->quiet || ch->msgs_in || ch->vm2vm_in ||
+			   ch->vm2vm_out, &moves);
 	mutex_unlock(&ch->lock);
 	/*
 	 * With a reason set nvx_uvm_fail() queues no more bounces; the one
@@ -911,24 +912,26 @@ static void nvx_uvm_init_ctrl(struct nvx_uvm_chan *ch)
 	c->doorbells = 0;
 }
 
-/* NVX_IOC_UVM_ATTACH: a VM's channel to an endpoint, as a new fd */
 /*
  * ATTACH's channel fd never reached the VMM (the argument struct was
- * unmapped or protected during the call): the dispatcher drops the file,
- * and its release leaves no VM_GONE notice for a VM the system process
- * never learnt of.
+ * unmapped or protected during the call): the dispatcher drops the file.
+ * Its release leaves no VM_GONE notice when nothing of the VM reached
+ * the endpoint by then (no request, no VM-to-VM message), so the system
+ * process never learnt of it; a VM whose vCPU already rang gets its
+ * notice as any other.
  */
 static void nvx_uvm_attach_finish(struct nvx_ucmd *ucmd, bool copied)
 {
 	struct nvx_uvm_chan *ch = ucmd->priv;
 
-	if (!copied) {
-		mutex_lock(&ch->lock);
-		ch->quiet = true;
-		mutex_unlock(&ch->lock);
-	}
+	if (copied)
+		return;
+	mutex_lock(&ch->lock);
+	ch->quiet = true;	/* see nvx_uvm_chan_release() */
+	mutex_unlock(&ch->lock);
 }
 
+/* NVX_IOC_UVM_ATTACH: a VM's channel to an endpoint, as a new fd */
 static int nvx_uvm_ioc_attach(struct nvx_ucmd *ucmd)
 {
 	struct nvx_uvm_attach *a = ucmd->arg;

@@ -6,8 +6,9 @@
  * from their guests; RECV hands the oldest to the system process (PUSH
  * data copied straight from guest memory), REPLY writes a completion
  * into the guest's ring (PULL data copied straight into guest memory).
- * When a VM goes, a VM_GONE notice is queued. Closing the endpoint's
- * file stops every VM attached to it.
+ * When a VM goes, a VM_GONE notice is queued (not for one whose ATTACH
+ * result never reached its VMM, if nothing of it came here). Closing the
+ * endpoint's file stops every VM attached to it.
  */
 #include <linux/anon_inodes.h>
 #include <linux/file.h>

@@ -121,7 +121,7 @@ struct nvx_uvm_chan {
 	bool slow;
 	bool registered;
 	bool detached;
-	bool quiet;			/* no VM_GONE notice: never attached */
+	bool quiet;			/* ATTACH's fd never reached the VMM */
 	u16 nr_free;
 	u16 *free;
 	struct nvx_uvm_slot *slots;
