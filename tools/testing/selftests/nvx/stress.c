@@ -527,4 +527,196 @@ TEST_F_TIMEOUT(stress, objects, 900)
 	/* the pool's granted bytes are checked by the teardown */
 }
 
+/* ------------------------------------------------- a hostile guest --- */
+
+struct hostile {
+	struct env *e;
+	struct bare *bad, *good;
+	uint64_t deadline_ms, rng;
+	uint64_t scribbles, kicks, served, good_done, stops;
+	char err[256];
+};
+
+/*
+ * The hostile "guest": rewrites its control page's indexes, its SQ
+ * entries (types, flags, segment lists, lengths) and the segment lists
+ * themselves at random while the kernel consumes them.
+ */
+static void *scribbler_main(void *arg)
+{
+	struct hostile *h = arg;
+	struct bare *b = h->bad;
+	uint64_t rng = h->rng;
+	struct nvx_uvm_msg *m;
+	struct nvx_uvm_sg *sg;
+	uint32_t *ctrl32 = (uint32_t *)&b->ctrl->credits;
+
+	sg = (struct nvx_uvm_sg *)(b->mem + 0x100000);
+	while (now_ms() < h->deadline_ms) {
+		uint64_t r = next_rand(&rng);
+
+		switch (r % 4) {
+		case 0:	/* an index or a flag of the control page */
+			__atomic_store_n(&ctrl32[(r >> 8) % 8],
+					 (uint32_t)(r >> 32), __ATOMIC_RELAXED);
+			break;
+		case 1:	/* an SQ entry, half plausible */
+			m = &b->sq[(r >> 8) % b->sq_n];
+			m->type = 1 + (r >> 16) % 12;
+			m->flags = (r >> 24) & 7;
+			m->sg_gpa = (r >> 28) & 1 ? 0x100000 : r >> 20;
+			m->sg_nr = (r >> 40) % 40;
+			m->bulk_len = (uint32_t)(r >> 32);
+			break;
+		case 2:	/* a segment */
+			sg[(r >> 8) % 32] = (struct nvx_uvm_sg){
+				.gpa = (r >> 16) & 1 ? 0x200000 + (r % 4096) :
+						       r >> 12,
+				.len = (uint32_t)(r >> 40) % 70000,
+			};
+			break;
+		default: /* publish: sq_prod forward, sometimes far */
+			__atomic_fetch_add(&b->ctrl->sq_prod,
+					   (r >> 8) & 1 ? 1 : (uint32_t)(r >> 32),
+					   __ATOMIC_RELEASE);
+			break;
+		}
+		h->scribbles++;
+	}
+	return NULL;
+}
+
+/* Ring the hostile VM's doorbell; once it is stopped, attach it again. */
+static void *kicker_main(void *arg)
+{
+	struct hostile *h = arg;
+	struct nvx_uvm_status cs;
+	int ret;
+
+	while (now_ms() < h->deadline_ms) {
+		ret = bare_kick(h->bad, NVX_UVM_PORT_DOORBELL);
+		if (ret && ret != -ESRCH)
+			snprintf(h->err, sizeof(h->err), "KICK: %s",
+				 strerror(-ret));
+		h->kicks++;
+		if (h->kicks % 64 || chan_status(h->bad->chan_fd, &cs) ||
+		    !cs.reason)
+			continue;
+		h->stops++;
+		close(h->bad->chan_fd);
+		h->bad->chan_fd = -1;
+		ret = bare_attach(h->e, h->bad, h->e->ep, NVX_UVM_ATTACH_SLOW);
+		if (ret) {
+			snprintf(h->err, sizeof(h->err), "ATTACH again: %s",
+				 strerror(-ret));
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* The system side: RECV, PUSH data taken, PULL data given, REPLY. */
+static void *server_main(void *arg)
+{
+	static unsigned char buf[256 << 10];
+	struct hostile *h = arg;
+	struct nvx_uvm_reply rep;
+	struct nvx_uvm_recv r;
+	int ret;
+
+	while (now_ms() < h->deadline_ms + 500) {
+		memset(&r, 0, sizeof(r));
+		r.flags = NVX_UVM_RECV_NONBLOCK;
+		r.buf = (uintptr_t)buf;
+		r.buf_len = sizeof(buf);
+		ret = nvx_ioctl(h->e->ep, NVX_UVM_EP_IOC_RECV, &r);
+		if (ret == -EAGAIN || (!ret && !r.cookie))
+			continue;
+		if (ret && ret != -EFAULT) {
+			snprintf(h->err, sizeof(h->err), "RECV: %s",
+				 strerror(-ret));
+			continue;
+		}
+		if (ret)
+			continue;
+		memset(&rep, 0, sizeof(rep));
+		rep.cookie = r.cookie;
+		rep.msg.type = r.msg.type;
+		rep.msg.payload[0] = r.msg.payload[0];
+		if (r.msg.flags & NVX_UVM_MSGF_PULL) {
+			rep.buf = (uintptr_t)buf;
+			rep.buf_len = r.data_len;
+		}
+		ret = nvx_ioctl(h->e->ep, NVX_UVM_EP_IOC_REPLY, &rep);
+		if (ret && ret != -ESRCH && ret != -ENOENT)
+			snprintf(h->err, sizeof(h->err), "REPLY: %s",
+				 strerror(-ret));
+		h->served++;
+	}
+	return NULL;
+}
+
+/*
+ * A host thread scribbles over a running "guest"'s control page, SQ
+ * entries and segment lists while another rings its doorbell and the
+ * system side serves it (issue 21's hostile guest, double-fetch
+ * hunting), beside a well-behaved VM on the same endpoint: the kernel
+ * stops the hostile VM with a reason or serves it, never reports
+ * anything, and the bystander's requests are all answered, in order,
+ * each with its own tag and payload.
+ */
+TEST_F_TIMEOUT(stress, hostile_guest, 600)
+{
+	const char *secs = getenv("NVX_STRESS_SECONDS");
+	const char *env = getenv("NVX_STRESS_SEED");
+	struct hostile h = { .e = &self->e };
+	struct nvx_uvm_status cs;
+	pthread_t t[3];
+	struct nvx_uvm_msg m, c;
+	uint32_t tag = 0, i;
+	uint64_t end;
+
+	h.rng = env ? strtoull(env, NULL, 0) :
+		      (uint64_t)time(NULL) << 20 ^ now_ms() << 8 ^ getpid();
+	ksft_print_msg("NVX_STRESS_SEED=%#llx\n", (unsigned long long)h.rng);
+	ASSERT_EQ(0, bare_new(&self->e, &h.bad));
+	ASSERT_EQ(0, bare_new(&self->e, &h.good));
+	ASSERT_EQ(0, bare_attach(&self->e, h.bad, self->e.ep,
+				 NVX_UVM_ATTACH_SLOW));
+	ASSERT_EQ(0, bare_attach(&self->e, h.good, self->e.ep,
+				 NVX_UVM_ATTACH_SLOW));
+	h.deadline_ms = now_ms() + 1000ULL * (secs ? atoi(secs) / 3 + 1 : 20);
+	ASSERT_EQ(0, pthread_create(&t[0], NULL, scribbler_main, &h));
+	ASSERT_EQ(0, pthread_create(&t[1], NULL, kicker_main, &h));
+	ASSERT_EQ(0, pthread_create(&t[2], NULL, server_main, &h));
+
+	/* the bystander: one request at a time, each answered exactly */
+	while (now_ms() < h.deadline_ms) {
+		msg_init(&m, NVX_UVM_MSG_IPC, ++tag);
+		m.payload[0] = (uint8_t)(tag * 7);
+		ASSERT_EQ(0, bare_post(h.good, &m));
+		end = now_ms() + 10000;
+		while (bare_complete(h.good, &c) && now_ms() < end)
+			;
+		ASSERT_GT(end, now_ms()) TH_LOG("request %u not answered", tag);
+		ASSERT_EQ(tag, c.tag);
+		ASSERT_EQ((uint8_t)(tag * 7), c.payload[0]);
+		h.good_done++;
+	}
+	for (i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	EXPECT_EQ(0, h.err[0]) TH_LOG("%s", h.err);
+	ASSERT_EQ(0, chan_status(h.good->chan_fd, &cs));
+	EXPECT_EQ(0U, cs.reason);
+	ASSERT_EQ(0, chan_status(h.bad->chan_fd, &cs));
+	ksft_print_msg("%llu scribbles, %llu kicks, %llu served; hostile VM stopped %llu times (last: reason %u detail %#llx); bystander: %llu answered\n",
+		       (unsigned long long)h.scribbles,
+		       (unsigned long long)h.kicks,
+		       (unsigned long long)h.served,
+		       (unsigned long long)h.stops, cs.reason,
+		       (unsigned long long)cs.detail,
+		       (unsigned long long)h.good_done);
+	EXPECT_LT(0U, h.good_done);
+}
+
 TEST_HARNESS_MAIN
