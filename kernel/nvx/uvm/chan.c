@@ -639,6 +639,7 @@ static int nvx_uvm_chan_release(struct inode *inode, struct file *file)
 {
 	struct nvx_uvm_chan *ch = file->private_data;
 	LIST_HEAD(moves);
+	bool notify;
 
 	/* first: no vCPU is inside the doorbell once this returns */
 	if (ch->registered) {
@@ -655,8 +656,9 @@ static int nvx_uvm_chan_release(struct inode *inode, struct file *file)
 		WRITE_ONCE(ch->reason, NVX_UVM_DETACHED);
 		trace_nvx_uvm_fail(ch->vm_id, ch->reason, 0);
 	}
-	nvx_uvm_detach(ch, !ch->quiet || ch->msgs_in || ch->vm2vm_in ||
-			   ch->vm2vm_out, &moves);
+	/* ATTACH's lost result: a notice only if the VM was seen */
+	notify = !ch->quiet || ch->msgs_in || ch->vm2vm_in || ch->vm2vm_out;
+	nvx_uvm_detach(ch, notify, &moves);
 	mutex_unlock(&ch->lock);
 	/*
 	 * With a reason set nvx_uvm_fail() queues no more bounces; the one

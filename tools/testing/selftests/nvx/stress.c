@@ -533,7 +533,7 @@ struct hostile {
 	struct env *e;
 	struct bare *bad, *good;
 	uint64_t deadline_ms, rng;
-	uint64_t scribbles, kicks, served, good_done, stops;
+	uint64_t scribbles, kicks, served, good_done, stops, bad_served;
 	char err[256];
 };
 
@@ -560,24 +560,32 @@ static void *scribbler_main(void *arg)
 			__atomic_store_n(&ctrl32[(r >> 8) % 8],
 					 (uint32_t)(r >> 32), __ATOMIC_RELAXED);
 			break;
-		case 1:	/* an SQ entry, half plausible */
+		case 1:	/* an SQ entry: half valid, half anything */
 			m = &b->sq[(r >> 8) % b->sq_n];
+			if ((r >> 62) & 1) {
+				msg_init(m, NVX_UVM_MSG_IPC, (uint32_t)r);
+				m->flags = (r >> 24) & 1 ? NVX_UVM_MSGF_PUSH :
+					   (r >> 25) & 1 ? NVX_UVM_MSGF_PULL : 0;
+				m->sg_gpa = 0x100000;
+				m->sg_nr = m->flags ? 1 + (r >> 40) % 4 : 0;
+				break;
+			}
 			m->type = 1 + (r >> 16) % 12;
 			m->flags = (r >> 24) & 7;
 			m->sg_gpa = (r >> 28) & 1 ? 0x100000 : r >> 20;
 			m->sg_nr = (r >> 40) % 40;
 			m->bulk_len = (uint32_t)(r >> 32);
 			break;
-		case 2:	/* a segment */
+		case 2:	/* a segment: mostly in RAM, now and then not */
 			sg[(r >> 8) % 32] = (struct nvx_uvm_sg){
-				.gpa = (r >> 16) & 1 ? 0x200000 + (r % 4096) :
+				.gpa = (r >> 16) & 7 ? 0x200000 + (r % 4096) :
 						       r >> 12,
 				.len = (uint32_t)(r >> 40) % 70000,
 			};
 			break;
-		default: /* publish: sq_prod forward, sometimes far */
+		default: /* publish: sq_prod forward, now and then far */
 			__atomic_fetch_add(&b->ctrl->sq_prod,
-					   (r >> 8) & 1 ? 1 : (uint32_t)(r >> 32),
+					   (r >> 8) & 15 ? 1 : (uint32_t)(r >> 32),
 					   __ATOMIC_RELEASE);
 			break;
 		}
@@ -652,6 +660,8 @@ static void *server_main(void *arg)
 			snprintf(h->err, sizeof(h->err), "REPLY: %s",
 				 strerror(-ret));
 		h->served++;
+		if (r.msg.src_vm == h->bad->vm_id)
+			h->bad_served++;
 	}
 	return NULL;
 }
@@ -709,10 +719,12 @@ TEST_F_TIMEOUT(stress, hostile_guest, 600)
 	ASSERT_EQ(0, chan_status(h.good->chan_fd, &cs));
 	EXPECT_EQ(0U, cs.reason);
 	ASSERT_EQ(0, chan_status(h.bad->chan_fd, &cs));
-	ksft_print_msg("%llu scribbles, %llu kicks, %llu served; hostile VM stopped %llu times (last: reason %u detail %#llx); bystander: %llu answered\n",
+	ksft_print_msg("%llu scribbles, %llu kicks, %llu served (%llu of the hostile VM)\n",
 		       (unsigned long long)h.scribbles,
 		       (unsigned long long)h.kicks,
 		       (unsigned long long)h.served,
+		       (unsigned long long)h.bad_served);
+	ksft_print_msg("hostile VM stopped %llu times (last %u, %#llx); bystander %llu\n",
 		       (unsigned long long)h.stops, cs.reason,
 		       (unsigned long long)cs.detail,
 		       (unsigned long long)h.good_done);
