@@ -3,7 +3,7 @@
  * nvx selftests, group "fault": shared RX queue sets, every allocation
  * and user copy of SRQ_CREATE failed in turn (include/fault_util.h):
  * after each failure no fd, no set on the NIC, and the NIC takes a set
- * again.
+ * again; and of SRQ_IOC_TX (a frame allocated and copied in).
  */
 #include "srq_fixture.h"
 #include "fault_util.h"
@@ -94,6 +94,52 @@ SRQ_TEST(fault_create_per_queue)
 
 	fault_create(_metadata, self->fd, self->nic.ifindex, &p,
 		     "SRQ_CREATE 4 queues, a pool each, 2 release rings");
+}
+
+struct tx_call {
+	int fd;
+	unsigned char frame[64];
+};
+
+static int do_tx(void *arg)
+{
+	struct tx_call *tc = arg;
+	struct nvx_srq_tx tx = {
+		.len = sizeof(tc->frame), .addr = (uintptr_t)tc->frame,
+	};
+
+	return nvx_ioctl(tc->fd, NVX_SRQ_IOC_TX, &tx);
+}
+
+/* TX allocates a frame and copies it from the caller. */
+SRQ_TEST(fault_tx)
+{
+	static const int errnos[] = { ENOMEM, EFAULT, ENOBUFS, 0 };
+	struct nvx_srq_params p = { .nr_queues = 1 };
+	struct tx_call tc = { };
+	struct fault_call c = {
+		.what = "SRQ_IOC_TX", .call = do_tx, .arg = &tc,
+		.errnos = errnos,
+	};
+	struct fault_result res;
+	int ret;
+
+	ASSERT_EQ(0, srq_open(self->fd, &self->s, self->nic.ifindex, &p, 0));
+	tc.fd = self->s.fd;
+	memset(tc.frame, 0xff, 6);		/* broadcast */
+	memcpy(tc.frame + 6, "\x02\0\0\0\0\1", 6);
+	tc.frame[12] = 0x88;			/* a local experimental type */
+	tc.frame[13] = 0xb5;
+	ret = fault_arm_setup();
+	if (ret == -ENOENT)
+		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
+	ASSERT_EQ(0, ret);
+	ret = fault_run(&c, &res);
+	fault_arm_restore();
+	ASSERT_EQ(0, ret);
+	EXPECT_TRUE(res.ok) TH_LOG("%s", res.why);
+	EXPECT_LT(0U, res.points);
+	EXPECT_EQ(0, do_tx(&tc));
 }
 
 TEST_HARNESS_MAIN

@@ -560,9 +560,9 @@ static void *scribbler_main(void *arg)
 			__atomic_store_n(&ctrl32[(r >> 8) % 8],
 					 (uint32_t)(r >> 32), __ATOMIC_RELAXED);
 			break;
-		case 1:	/* an SQ entry: half valid, half anything */
+		case 1:	/* an SQ entry: mostly valid, 1 in 16 anything */
 			m = &b->sq[(r >> 8) % b->sq_n];
-			if ((r >> 62) & 1) {
+			if (r >> 60) {
 				msg_init(m, NVX_UVM_MSG_IPC, (uint32_t)r);
 				m->flags = (r >> 24) & 1 ? NVX_UVM_MSGF_PUSH :
 					   (r >> 25) & 1 ? NVX_UVM_MSGF_PULL : 0;
