@@ -44,13 +44,12 @@ static int check_reg(void *arg, char *why, size_t len)
 	return 0;
 }
 
+/* Run @c's sweep; the knobs are put back whatever happens. */
 static void run(struct __test_metadata *_metadata, struct fault_call *c)
 {
 	struct fault_result res;
 	int ret = fault_arm_setup();
 
-	if (ret == -ENOENT)
-		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
 	ASSERT_EQ(0, ret);
 	ret = fault_run(c, &res);
 	fault_arm_restore();
@@ -67,6 +66,8 @@ TEST_F(uintr, fault_register)
 		.check = check_reg, .arg = &rc,
 	};
 
+	if (!fault_available())
+		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
 	run(_metadata, &c);
 	ASSERT_EQ(0, do_reg(&rc));
 	undo_reg(&rc);
@@ -74,6 +75,7 @@ TEST_F(uintr, fault_register)
 
 struct vec_call {
 	int fd, vfd, idx;
+	int base;		/* the first free sender index */
 };
 
 /* VECTOR_FD, then ADD_SENDER of it (do_vector() closes it on failure) */
@@ -93,18 +95,46 @@ static void undo_vec(void *arg)
 	close(vc->vfd);
 }
 
+/*
+ * Nothing left in the sender table: the next ADD_SENDER takes the same
+ * first free index (entries are taken lowest first).
+ */
+static int check_vec(void *arg, char *why, size_t len)
+{
+	struct vec_call *vc = arg;
+	int ret = do_vec(vc);
+
+	if (ret) {
+		snprintf(why, len, "VECTOR_FD after a failure: %d", ret);
+		return -1;
+	}
+	undo_vec(vc);
+	if (vc->idx != vc->base) {
+		snprintf(why, len, "sender index %d after a failure, %d before",
+			 vc->idx, vc->base);
+		return -1;
+	}
+	return 0;
+}
+
 TEST_F(uintr, fault_vector_fd)
 {
 	struct vec_call vc = { .fd = self->fd };
 	struct fault_call c = {
 		.what = "UINTR_VECTOR_FD", .call = do_vec, .undo = undo_vec,
-		.arg = &vc,
+		.check = check_vec, .arg = &vc,
 	};
 
+	if (!fault_available())
+		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
 	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
-	run(_metadata, &c);
-	/* and a vector still works */
 	ASSERT_EQ(0, do_vec(&vc));
+	vc.base = vc.idx;
+	undo_vec(&vc);
+	run(_metadata, &c);
+	/* and a vector still works, at the same index */
+	ASSERT_EQ(0, do_vec(&vc));
+	EXPECT_EQ(vc.base, vc.idx);
 	undo_vec(&vc);
 	EXPECT_EQ(0, do_unregister(self->fd));
 }

@@ -273,7 +273,7 @@ SRQ_TEST(observe_needs_owner_or_net_admin)
 
 	ASSERT_EQ(0, srq_open(self->fd, &self->s, self->nic.ifindex, &p, 0));
 	ASSERT_EQ(0, send_frame(&self->nic, 64, 1000, 0));
-	for (i = 0; i < 1000; i++) {	/* a counter for the observers */
+	for (i = 0; i < 10000; i++) {	/* a counter for the observers */
 		ASSERT_EQ(0, srq_query(self->fd, self->nic.ifindex, &st));
 		if (st.rx_packets)
 			break;

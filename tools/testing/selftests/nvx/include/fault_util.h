@@ -41,6 +41,7 @@ struct fault_result {
 	char why[512];		/* the first check that did not */
 };
 
+bool fault_available(void);
 int fault_arm_setup(void);
 void fault_arm_restore(void);
 int fault_run(const struct fault_call *c, struct fault_result *res);

@@ -51,26 +51,35 @@ static int read_str(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/** fault_available() - whether this kernel has fail-nth (fault injection) */
+bool fault_available(void)
+{
+	return !access("/proc/thread-self/fail-nth", W_OK);
+}
+
 /**
  * fault_arm_setup() - make fail-nth reach every allocation and user copy
  *
- * Return: 0, or -errno (-ENOENT: no fault injection in this kernel).
+ * Return: 0; -ENOENT when this kernel has no fail-nth (no fault
+ * injection: the caller skips); -EOPNOTSUPP when a knob is missing or
+ * cannot be set (a fault-injection kernel without what the group needs:
+ * the caller fails), with everything set so far put back.
  */
 int fault_arm_setup(void)
 {
 	unsigned int i;
-	int ret;
 
-	if (access("/proc/thread-self/fail-nth", W_OK))
+	if (!fault_available())
 		return -ENOENT;
 	for (i = 0; i < ARRAY_SIZE(fault_knobs); i++) {
-		ret = read_str(fault_knobs[i].path, fault_saved[i],
-			       sizeof(fault_saved[i]));
-		if (ret)
-			return ret;
-		ret = write_str(fault_knobs[i].path, fault_knobs[i].val);
-		if (ret)
-			return ret;
+		if (read_str(fault_knobs[i].path, fault_saved[i],
+			     sizeof(fault_saved[i])) ||
+		    write_str(fault_knobs[i].path, fault_knobs[i].val)) {
+			printf("# %s: %s\n", fault_knobs[i].path,
+			       strerror(errno));
+			fault_arm_restore();
+			return -EOPNOTSUPP;
+		}
 		fault_set[i] = true;
 	}
 	return 0;
@@ -167,9 +176,10 @@ int fault_run(const struct fault_call *c, struct fault_result *res)
 		 */
 		if (pwrite(fd, "0", 1, 0) < 0 &&
 		    (errno != EFAULT || pwrite(fd, "0", 1, 0) < 0)) {
-			ret = -errno;
-			close(fd);
-			return ret;
+			/* still armed: nothing after this can be trusted */
+			printf("# fail-nth: cannot disarm: %s\n",
+			       strerror(errno));
+			abort();
 		}
 		if (!hit) {
 			if (ret) {
