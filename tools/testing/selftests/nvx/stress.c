@@ -560,8 +560,10 @@ static void *scribbler_main(void *arg)
 	sg = (struct nvx_uvm_sg *)(b->mem + 0x100000);
 	while (now_ms() < h->deadline_ms) {
 		uint64_t r = next_rand(&rng);
+		unsigned int k = r % 64;
 
-		switch (r % 4) {
+		/* of 64: 1 the control page, 31 an entry, 16 a segment, 16 a publish */
+		switch (!k ? 0 : k < 32 ? 1 : k < 48 ? 2 : 3) {
 		case 0:	/* an index or a flag of the control page */
 			__atomic_store_n(&ctrl32[(r >> 8) % 8],
 					 (uint32_t)(r >> 32), __ATOMIC_RELAXED);
@@ -591,11 +593,12 @@ static void *scribbler_main(void *arg)
 			break;
 		default: /* publish: sq_prod forward, now and then far */
 			__atomic_fetch_add(&b->ctrl->sq_prod,
-					   (r >> 8) & 15 ? 1 : (uint32_t)(r >> 32),
+					   (r >> 8) & 255 ? 1 : (uint32_t)(r >> 32),
 					   __ATOMIC_RELEASE);
 			break;
 		}
-		h->scribbles++;
+		if (!(++h->scribbles % 16))
+			sched_yield();	/* 2 vCPUs, 4 threads */
 	}
 	return NULL;
 }
