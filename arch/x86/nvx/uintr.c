@@ -797,10 +797,11 @@ static int nvx_uintr_ioc_timer(struct nvx_ucmd *ucmd)
 	if (!r)
 		return -ENOENT;
 	hrtimer_cancel(&r->timer);
+	/* the callback has ended: nothing reads these until the start */
+	WRITE_ONCE(r->period_ns, a->period_ns);
 	if (!a->first_ns && !a->period_ns)
 		return 0;
 	r->timer_vector = a->vector;
-	r->period_ns = a->period_ns;
 	hrtimer_start(&r->timer, ns_to_ktime(a->first_ns ?: a->period_ns),
 		      HRTIMER_MODE_REL_HARD);
 	return 0;

@@ -26,39 +26,6 @@
 
 #define PIECE	(1ULL << NVX_POOL_PIECE_SHIFT)
 
-/* The value of "@key:\t..." in the fdinfo of @fd, or -1 when absent. */
-static int fdinfo_get(int fd, const char *key, char *val, size_t len)
-{
-	char path[64], line[256];
-	size_t klen = strlen(key);
-	int found = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen) || line[klen] != ':')
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		snprintf(val, len, "%s", line + klen + 1 + (line[klen + 1] == '\t'));
-		found = 0;
-		break;
-	}
-	fclose(f);
-	return found;
-}
-
-static long long fdinfo_num(int fd, const char *key)
-{
-	char v[128];
-
-	if (fdinfo_get(fd, key, v, sizeof(v)))
-		return -1;
-	return strtoll(v, NULL, 0);
-}
-
 static int fdinfo_is(int fd, const char *object)
 {
 	char v[128];

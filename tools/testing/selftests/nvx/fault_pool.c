@@ -4,8 +4,10 @@
  * user copy failed in turn (include/fault_util.h).
  *
  * GRANT of each size class (one piece, several pieces of one chunk,
- * several chunks), GRANT_IOC_RANGES and POOL_GROW: after each failure,
- * no fd, and the pool's accounting as before.
+ * several chunks), GRANT_IOC_RANGES, POOL_GROW and POOL_SHRINK: after
+ * each failure, no fd, and the pool's accounting as before. The calls
+ * that only report (VERSION, FEATURES, POOL_STATS, GRANT_IOC_INFO): the
+ * argument as it was, and a success gives what an unfaulted call gives.
  */
 #include "pool_fixture.h"
 #include "fault_util.h"
@@ -236,6 +238,125 @@ TEST_F_TIMEOUT(fault_pool, pool_grow, 300)
 	ASSERT_EQ(0, fault_run(&c, &res));
 	EXPECT_TRUE(res.ok) TH_LOG("%s", res.why);
 	EXPECT_LT(0U, res.points);
+}
+
+struct shrink_call {
+	int fd;
+	uint64_t total;		/* total_bytes before */
+	unsigned int late;	/* failures after the pool shrank */
+	char bad[128];
+};
+
+static uint64_t pool_total(int fd)
+{
+	struct nvx_pool_stats s;
+
+	return pool_stats(fd, &s) ? 0 : s.total_bytes;
+}
+
+static int do_shrink(void *arg)
+{
+	struct shrink_call *sc = arg;
+	uint64_t done;
+
+	return pool_resize(sc->fd, NVX_IOC_POOL_SHRINK, 2 * CHUNK,
+			   NVX_NODE_ANY, &done);
+}
+
+/* Grow back what a SHRINK took: the pool as before. */
+static int grow_back(struct shrink_call *sc)
+{
+	uint64_t done;
+
+	if (pool_total(sc->fd) != sc->total - 2 * CHUNK)
+		return -1;
+	return pool_resize(sc->fd, NVX_IOC_POOL_GROW, 2 * CHUNK,
+			   NVX_NODE_ANY, &done) || done != 2 * CHUNK ||
+	       pool_total(sc->fd) != sc->total ? -1 : 0;
+}
+
+static void undo_shrink(void *arg)
+{
+	struct shrink_call *sc = arg;
+
+	if (grow_back(sc) && !sc->bad[0])
+		snprintf(sc->bad, sizeof(sc->bad),
+			 "a SHRINK that succeeded: total %llu, before %llu",
+			 (unsigned long long)pool_total(sc->fd),
+			 (unsigned long long)sc->total);
+}
+
+/*
+ * Nothing taken; or the result's copy failed after the pieces went (a
+ * caller that unmaps its argument from another thread: abi.rst).
+ */
+static int check_shrink(void *arg, char *why, size_t len)
+{
+	struct shrink_call *sc = arg;
+	uint64_t t = pool_total(sc->fd);
+
+	if (t == sc->total)
+		return 0;
+	if (!grow_back(sc)) {
+		sc->late++;
+		return 0;
+	}
+	snprintf(why, len, "total %llu after a failed SHRINK, before %llu",
+		 (unsigned long long)t, (unsigned long long)sc->total);
+	return -1;
+}
+
+TEST_F_TIMEOUT(fault_pool, pool_shrink, 300)
+{
+	struct shrink_call sc = { .fd = self->fd };
+	struct fault_call c = {
+		.what = "POOL_SHRINK 2 pieces", .call = do_shrink,
+		.undo = undo_shrink, .check = check_shrink, .arg = &sc,
+	};
+	struct fault_result res;
+
+	sc.total = pool_total(self->fd);
+	ASSERT_LE(2 * CHUNK, sc.total);
+	ASSERT_EQ(0, fault_run(&c, &res));
+	EXPECT_TRUE(res.ok) TH_LOG("%s", res.why);
+	EXPECT_LT(0U, res.points);
+	EXPECT_STREQ("", sc.bad);
+	EXPECT_GE(1U, sc.late);
+	printf("# POOL_SHRINK: %u failure(s) after the pool shrank\n",
+	       sc.late);
+	EXPECT_EQ(sc.total, pool_total(self->fd));
+}
+
+/* VERSION, FEATURES, POOL_STATS and a grant's INFO, the pool idle. */
+TEST_F_TIMEOUT(fault_pool, queries, 300)
+{
+	struct nvx_version v = { };
+	struct nvx_features f = { };
+	struct nvx_pool_stats st = { .node = NVX_NODE_ANY };
+	struct nvx_grant_info gi = { };
+	struct fault_query fq[4] = {
+		{ "VERSION", self->fd, NVX_IOC_VERSION, &v, sizeof(v), true },
+		{ "FEATURES", self->fd, NVX_IOC_FEATURES, &f, sizeof(f),
+		  true },
+		{ "POOL_STATS", self->fd, NVX_IOC_POOL_STATS, &st, sizeof(st),
+		  true },
+		{ "GRANT_IOC_INFO", -1, NVX_GRANT_IOC_INFO, &gi, sizeof(gi),
+		  true },
+	};
+	struct fault_result res;
+	unsigned int i;
+	int g;
+
+	g = grant(self->fd, 3 * CHUNK, 0, NULL);
+	ASSERT_LE(0, g);
+	ASSERT_EQ(0, wait_scrubbed(self->fd));
+	fq[3].fd = g;
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(0, fault_run_query(&fq[i], &res));
+		EXPECT_TRUE(res.ok) TH_LOG("%s", res.why);
+		EXPECT_LT(0U, res.points);
+	}
+	close(g);
 }
 
 TEST_HARNESS_MAIN

@@ -3,7 +3,9 @@
  * nvx selftests, group "fault": shared RX queue sets, every allocation
  * and user copy of SRQ_CREATE failed in turn (include/fault_util.h):
  * after each failure no fd, no set on the NIC, and the NIC takes a set
- * again; and of SRQ_IOC_TX (a frame allocated and copied in).
+ * again; and of SRQ_IOC_TX (a frame allocated and copied in), STEER
+ * (the table as before), RELEASE (the release ring as before) and the
+ * calls that only report (QUERY, INFO, STATS).
  */
 #include "srq_fixture.h"
 #include "fault_util.h"
@@ -178,6 +180,234 @@ SRQ_TEST(fault_tx)
 	EXPECT_LT(0U, res.points);
 	EXPECT_EQ(0, do_tx(&tc));
 	EXPECT_EQ(tc.sent + 1, tx_packets(&self->s));
+}
+
+/* Run @c's sweep; the knobs are put back whatever happens. */
+static void run(struct __test_metadata *_metadata, struct fault_call *c)
+{
+	struct fault_result res;
+	int ret = fault_arm_setup();
+
+	ASSERT_EQ(0, ret);
+	ret = fault_run(c, &res);
+	fault_arm_restore();
+	ASSERT_EQ(0, ret);
+	EXPECT_TRUE(res.ok) TH_LOG("%s", res.why);
+	EXPECT_LT(0U, res.points);
+}
+
+/* Every flow to queue @q. */
+static int steer_all(struct srq *s, uint16_t q)
+{
+	uint16_t table[NVX_SRQ_RSS_ENTRIES];
+	unsigned int i;
+
+	for (i = 0; i < NVX_SRQ_RSS_ENTRIES; i++)
+		table[i] = q;
+	return srq_steer(s, table, NVX_SRQ_RSS_ENTRIES);
+}
+
+struct steer_call {
+	struct srq *s;
+	const struct nic *nic;
+	uint32_t seq;
+	char bad[128];
+};
+
+static int do_steer(void *arg)
+{
+	struct steer_call *sc = arg;
+
+	return steer_all(sc->s, 1);
+}
+
+static void undo_steer(void *arg)
+{
+	struct steer_call *sc = arg;
+	int ret = steer_all(sc->s, 0);
+
+	if (ret && !sc->bad[0])
+		snprintf(sc->bad, sizeof(sc->bad), "STEER back: %s",
+			 strerror(-ret));
+}
+
+/* The frame of (@sport, seq) arrives on queue @q alone; it is taken. */
+static int frame_on(struct steer_call *sc, uint32_t q, char *why, size_t len)
+{
+	struct nvx_srq_cqe e;
+	int ret = send_frame(sc->nic, 100, 4000 + sc->seq % 64, sc->seq);
+
+	sc->seq++;
+	if (ret) {
+		snprintf(why, len, "send_frame: %s", strerror(-ret));
+		return -1;
+	}
+	if (cq_wait(sc->s, q, 1) != 1 || cq_pending(sc->s, !q)) {
+		snprintf(why, len, "frame not on queue %u alone: %u and %u",
+			 q, cq_pending(sc->s, 0), cq_pending(sc->s, 1));
+		return -1;
+	}
+	cq_pop(sc->s, q, &e);
+	return 0;
+}
+
+/* The table as before: a frame still goes to queue 0. */
+static int check_steer(void *arg, char *why, size_t len)
+{
+	return frame_on(arg, 0, why, len);
+}
+
+SRQ_TEST(fault_steer)
+{
+	struct nvx_srq_params p = { .nr_queues = 2 };
+	struct steer_call sc = { .s = &self->s, .nic = &self->nic };
+	struct fault_call c = {
+		.what = "SRQ_IOC_STEER", .call = do_steer, .undo = undo_steer,
+		.check = check_steer, .arg = &sc,
+	};
+	char why[128] = "";
+
+	if (!fault_available())
+		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
+	ASSERT_EQ(0, srq_open(self->fd, &self->s, self->nic.ifindex, &p, 0));
+	ASSERT_EQ(0, steer_all(&self->s, 0));
+	run(_metadata, &c);
+	EXPECT_STREQ("", sc.bad);
+	/* and it steers */
+	ASSERT_EQ(0, do_steer(&sc));
+	EXPECT_EQ(0, frame_on(&sc, 1, why, sizeof(why))) TH_LOG("%s", why);
+}
+
+struct release_call {
+	struct srq *s;
+	int ret;
+	uint64_t garbage;	/* release_garbage before the call */
+	unsigned int late;	/* failures after the ring was taken */
+	char bad[128];
+};
+
+static uint64_t garbage_count(struct srq *s)
+{
+	struct nvx_srq_stats st;
+
+	return srq_stats(s, NVX_SRQ_ALL_QUEUES, &st) ? ~0ULL :
+	       st.release_garbage;
+}
+
+/* One entry for RELEASE, of no buffer: garbage. */
+static int release_arm(struct release_call *rc)
+{
+	rc->garbage = garbage_count(rc->s);
+	return rel_push(rc->s, 0, ~0U, 1, 0);
+}
+
+static int do_release(void *arg)
+{
+	struct release_call *rc = arg;
+
+	rc->ret = srq_release(rc->s, NULL);
+	return rc->ret;
+}
+
+static bool release_taken(struct release_call *rc)
+{
+	struct nvx_srq_ring *h = rel_hdr(rc->s, 0);
+
+	return __atomic_load_n(&h->cons, __ATOMIC_ACQUIRE) ==
+	       __atomic_load_n(&h->prod, __ATOMIC_ACQUIRE) &&
+	       garbage_count(rc->s) == rc->garbage + 1;
+}
+
+static void undo_release(void *arg)
+{
+	struct release_call *rc = arg;
+
+	if (!release_taken(rc) && !rc->bad[0])
+		snprintf(rc->bad, sizeof(rc->bad),
+			 "a RELEASE that succeeded left its entry");
+	if (release_arm(rc) && !rc->bad[0])
+		snprintf(rc->bad, sizeof(rc->bad), "release ring full");
+}
+
+/*
+ * The entry still in the ring, nothing counted; or taken, with EFAULT:
+ * the result's copy failed after the ring was read (only a caller that
+ * unmaps its argument from another thread meets that, abi.rst).
+ */
+static int check_release(void *arg, char *why, size_t len)
+{
+	struct release_call *rc = arg;
+	struct nvx_srq_ring *h = rel_hdr(rc->s, 0);
+	uint32_t left = __atomic_load_n(&h->prod, __ATOMIC_ACQUIRE) -
+			__atomic_load_n(&h->cons, __ATOMIC_ACQUIRE);
+
+	if (left == 1 && garbage_count(rc->s) == rc->garbage)
+		return 0;
+	if (rc->ret == -EFAULT && release_taken(rc)) {
+		rc->late++;
+		return release_arm(rc);
+	}
+	snprintf(why, len, "after a failed RELEASE (%s): %u entries left, garbage %llu, before %llu",
+		 strerror(-rc->ret), left,
+		 (unsigned long long)garbage_count(rc->s),
+		 (unsigned long long)rc->garbage);
+	return -1;
+}
+
+SRQ_TEST(fault_release)
+{
+	struct nvx_srq_params p = { .nr_queues = 1, .nr_bufs = 16 };
+	struct release_call rc = { .s = &self->s };
+	struct fault_call c = {
+		.what = "SRQ_IOC_RELEASE", .call = do_release,
+		.undo = undo_release, .check = check_release, .arg = &rc,
+	};
+	struct nvx_srq_release r;
+
+	if (!fault_available())
+		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
+	ASSERT_EQ(0, srq_open(self->fd, &self->s, self->nic.ifindex, &p, 0));
+	ASSERT_EQ(0, release_arm(&rc));
+	run(_metadata, &c);
+	EXPECT_STREQ("", rc.bad);
+	/* the result's copy is the last point: at most one late failure */
+	EXPECT_GE(1U, rc.late);
+	printf("# RELEASE: %u failure(s) after the ring was taken\n", rc.late);
+	ASSERT_EQ(0, srq_release(&self->s, &r));
+	EXPECT_EQ(1U, r.released);
+	EXPECT_EQ(1U, r.garbage);
+}
+
+/* QUERY, INFO and STATS of an idle set: nothing changes between calls. */
+SRQ_TEST(fault_queries)
+{
+	struct nvx_srq_params p = { .nr_queues = 2 };
+	struct nvx_srq_query q = { .ifindex = self->nic.ifindex };
+	struct nvx_srq_info info = { .ifindex = self->nic.ifindex };
+	struct nvx_srq_stats st = { .queue = NVX_SRQ_ALL_QUEUES };
+	struct fault_query fq[3] = {
+		{ "SRQ_QUERY", self->fd, NVX_IOC_SRQ_QUERY, &q, sizeof(q),
+		  true },
+		{ "SRQ_INFO", self->fd, NVX_IOC_SRQ_INFO, &info,
+		  sizeof(info), true },
+		{ "SRQ_IOC_STATS", -1, NVX_SRQ_IOC_STATS, &st, sizeof(st),
+		  true },
+	};
+	struct fault_result res;
+	unsigned int i;
+
+	if (!fault_available())
+		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
+	ASSERT_EQ(0, srq_open(self->fd, &self->s, self->nic.ifindex, &p, 0));
+	q.stats.queue = NVX_SRQ_ALL_QUEUES;
+	fq[2].fd = self->s.fd;
+	ASSERT_EQ(0, fault_arm_setup());
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(0, fault_run_query(&fq[i], &res));
+		EXPECT_TRUE(res.ok) TH_LOG("%s", res.why);
+		EXPECT_LT(0U, res.points);
+	}
+	fault_arm_restore();
 }
 
 TEST_HARNESS_MAIN

@@ -5,7 +5,10 @@
  *
  * ENDPOINT, ATTACH (fast and slow path), the endpoint's RECV (a request
  * and a notice) and REPLY (with PULL data): after each failure, no fd,
- * the endpoint's queues and VMs as before.
+ * the endpoint's queues and VMs as before. SET_POLICY of a VM: its
+ * policy as before. The calls that only report (the endpoint's STATS
+ * and GET_POLICY, the channel's STATUS): the argument as it was, and a
+ * success gives what an unfaulted call gives.
  */
 #include "uvm_fixture.h"
 #include "fault_util.h"
@@ -349,6 +352,118 @@ TEST_F_TIMEOUT(fault_uvm, reply_pull, 300)
 	ASSERT_EQ(0, bare_complete(mc.b, &m));
 	EXPECT_EQ(300U, m.bulk_len);
 	EXPECT_EQ(0x5a, mc.b->mem[DATA_GPA + 299]);
+}
+
+struct pol_call {
+	struct env *e;
+	uint32_t vm_id;
+	char bad[128];
+};
+
+/* The VM's own policy: only IPC, 100 messages a second. */
+static int do_set_policy(void *arg)
+{
+	struct pol_call *pc = arg;
+	struct nvx_uvm_policy p = {
+		.vm_id = pc->vm_id, .allow = 1ULL << NVX_UVM_MSG_IPC,
+		.rate = 100,
+	};
+
+	return nvx_ioctl(pc->e->ep, NVX_UVM_EP_IOC_SET_POLICY, &p);
+}
+
+/* The VM's policy: 1 its own (@p filled), 0 the endpoint's, or -errno. */
+static int vm_policy(struct pol_call *pc, struct nvx_uvm_policy *p)
+{
+	int ret;
+
+	*p = (struct nvx_uvm_policy){ .vm_id = pc->vm_id };
+	ret = nvx_ioctl(pc->e->ep, NVX_UVM_EP_IOC_GET_POLICY, p);
+	return ret ?: !!(p->flags & NVX_UVM_POLICY_OWN);
+}
+
+static void undo_set_policy(void *arg)
+{
+	struct pol_call *pc = arg;
+	struct nvx_uvm_policy p = {
+		.flags = NVX_UVM_POLICY_RESET, .vm_id = pc->vm_id,
+	};
+
+	if (vm_policy(pc, &p) != 1 || p.rate != 100)
+		snprintf(pc->bad, sizeof(pc->bad),
+			 "a SET_POLICY that succeeded: rate %u", p.rate);
+	p = (struct nvx_uvm_policy){
+		.flags = NVX_UVM_POLICY_RESET, .vm_id = pc->vm_id,
+	};
+	if (nvx_ioctl(pc->e->ep, NVX_UVM_EP_IOC_SET_POLICY, &p) &&
+	    !pc->bad[0])
+		snprintf(pc->bad, sizeof(pc->bad), "RESET failed");
+}
+
+/* No policy of its own: the endpoint's, as before. */
+static int check_set_policy(void *arg, char *why, size_t len)
+{
+	struct pol_call *pc = arg;
+	struct nvx_uvm_policy p;
+	int ret = vm_policy(pc, &p);
+
+	if (ret) {
+		snprintf(why, len, "after a failed SET_POLICY: GET_POLICY %d",
+			 ret);
+		return -1;
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(fault_uvm, set_policy, 300)
+{
+	struct pol_call pc = { .e = &self->e };
+	struct fault_call c = {
+		.what = "EP_SET_POLICY of a VM", .call = do_set_policy,
+		.undo = undo_set_policy, .check = check_set_policy, .arg = &pc,
+	};
+	struct nvx_uvm_policy p;
+	struct bare *b;
+
+	ASSERT_EQ(0, bare_new(&self->e, &b));
+	ASSERT_EQ(0, bare_attach(&self->e, b, self->e.ep, 0));
+	pc.vm_id = b->vm_id;
+	run(_metadata, &c);
+	EXPECT_STREQ("", pc.bad);
+	ASSERT_EQ(0, do_set_policy(&pc));
+	EXPECT_EQ(1, vm_policy(&pc, &p));
+	EXPECT_EQ(1ULL << NVX_UVM_MSG_IPC, p.allow);
+}
+
+/* STATS, GET_POLICY (endpoint's, a VM's) and STATUS of an idle VM. */
+TEST_F_TIMEOUT(fault_uvm, queries, 300)
+{
+	struct nvx_uvm_ep_stats st = { };
+	struct nvx_uvm_policy ep_pol = { }, vm_pol = { };
+	struct nvx_uvm_status status = { };
+	struct fault_query fq[4] = {
+		{ "EP_STATS", self->e.ep, NVX_UVM_EP_IOC_STATS, &st,
+		  sizeof(st), true },
+		{ "EP_GET_POLICY", self->e.ep, NVX_UVM_EP_IOC_GET_POLICY,
+		  &ep_pol, sizeof(ep_pol), true },
+		{ "EP_GET_POLICY of a VM", self->e.ep,
+		  NVX_UVM_EP_IOC_GET_POLICY, &vm_pol, sizeof(vm_pol), true },
+		{ "CHAN_STATUS", -1, NVX_UVM_CHAN_IOC_STATUS, &status,
+		  sizeof(status), true },
+	};
+	struct fault_result res;
+	struct bare *b;
+	unsigned int i;
+
+	ASSERT_EQ(0, bare_new(&self->e, &b));
+	ASSERT_EQ(0, bare_attach(&self->e, b, self->e.ep, 0));
+	vm_pol.vm_id = b->vm_id;
+	fq[3].fd = b->chan_fd;
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(0, fault_run_query(&fq[i], &res));
+		EXPECT_TRUE(res.ok) TH_LOG("%s", res.why);
+		EXPECT_LT(0U, res.points);
+	}
 }
 
 TEST_HARNESS_MAIN

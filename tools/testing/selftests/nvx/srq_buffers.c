@@ -377,25 +377,6 @@ SRQ_TEST(garbage_releases)
 	expect_release(_metadata, s, 1u, 0u);
 }
 
-/* The number in "@key:\t..." of @fd's fdinfo, or -1 when absent. */
-static long long fdinfo_num(int fd, const char *key)
-{
-	char path[64], line[256];
-	size_t klen = strlen(key);
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ':')
-			v = strtoll(line + klen + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 /*
  * nr_cpu_ids, as the receive path's budget uses it: the highest possible
  * CPU plus one (the last number of /sys/devices/system/cpu/possible).

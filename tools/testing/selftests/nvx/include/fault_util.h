@@ -41,10 +41,28 @@ struct fault_result {
 	char why[512];		/* the first check that did not */
 };
 
+/*
+ * A call that only reports (a query): the ioctl @cmd on @fd with the
+ * @size bytes at @in as its argument. A failure must leave the caller's
+ * argument as it was; a success must give what an unfaulted call gave
+ * (when @stable: nothing it reports changes meanwhile).
+ */
+struct fault_query {
+	const char *what;
+	int fd;
+	unsigned long cmd;
+	const void *in;
+	size_t size;		/* at most FAULT_QUERY_MAX */
+	bool stable;
+};
+
+#define FAULT_QUERY_MAX	256
+
 bool fault_available(void);
 int fault_arm_setup(void);
 void fault_arm_restore(void);
 int fault_run(const struct fault_call *c, struct fault_result *res);
+int fault_run_query(const struct fault_query *q, struct fault_result *res);
 int fd_count(void);
 
 /* The errnos most calls may fail with: no memory, a user copy failed. */

@@ -45,5 +45,7 @@ pid_t sys_gettid(void);
 int write_str(const char *path, const char *val);
 int send_fd(int sock, int fd);
 int recv_fd(int sock);
+int fdinfo_get(int fd, const char *key, char *val, size_t len);
+long long fdinfo_num(int fd, const char *key);
 
 #endif /* NVX_TEST_H */

@@ -218,3 +218,100 @@ int fault_run(const struct fault_call *c, struct fault_result *res)
 	fflush(stdout);
 	return 0;
 }
+
+struct query_state {
+	const struct fault_query *q;
+	unsigned char ref[FAULT_QUERY_MAX];	/* an unfaulted call's result */
+	unsigned char out[FAULT_QUERY_MAX];
+	char differs[256];			/* a success that differed */
+};
+
+static int query_call(void *arg)
+{
+	struct query_state *qs = arg;
+
+	memcpy(qs->out, qs->q->in, qs->q->size);
+	return nvx_ioctl(qs->q->fd, qs->q->cmd, qs->out);
+}
+
+/* A success (a point tolerated): the result an unfaulted call gave. */
+static void query_undo(void *arg)
+{
+	struct query_state *qs = arg;
+	size_t i;
+
+	if (!qs->q->stable || qs->differs[0])
+		return;
+	for (i = 0; i < qs->q->size; i++) {
+		if (qs->out[i] != qs->ref[i]) {
+			snprintf(qs->differs, sizeof(qs->differs),
+				 "a success gave byte %zu = %#x, unfaulted %#x",
+				 i, qs->out[i], qs->ref[i]);
+			return;
+		}
+	}
+}
+
+/* A failure: the caller's argument as it was. */
+static int query_check(void *arg, char *why, size_t len)
+{
+	struct query_state *qs = arg;
+	size_t i;
+
+	for (i = 0; i < qs->q->size; i++) {
+		if (qs->out[i] != ((const unsigned char *)qs->q->in)[i]) {
+			snprintf(why, len,
+				 "a failure changed byte %zu of the argument",
+				 i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/**
+ * fault_run_query() - fault_run() for a call that only reports
+ * @q: the call.
+ * @res: what was found.
+ *
+ * Makes the call once unfaulted (it must succeed), then fails each of its
+ * points in turn: a failure gives ENOMEM or EFAULT, installs no fd and
+ * leaves the argument as it was; a success gives the unfaulted result
+ * when @q->stable.
+ *
+ * Return: 0, or -errno when fail-nth could not be used or the unfaulted
+ * call failed.
+ */
+int fault_run_query(const struct fault_query *q, struct fault_result *res)
+{
+	struct query_state *qs = calloc(1, sizeof(*qs));
+	struct fault_call c = {
+		.what = q->what, .call = query_call, .undo = query_undo,
+		.check = query_check,
+	};
+	int ret;
+
+	if (!qs)
+		return -ENOMEM;
+	if (q->size > FAULT_QUERY_MAX) {
+		free(qs);
+		return -EINVAL;
+	}
+	qs->q = q;
+	c.arg = qs;
+	ret = query_call(qs);
+	if (ret) {
+		printf("# %s: %s unfaulted\n", q->what, strerror(-ret));
+		free(qs);
+		return ret;
+	}
+	memcpy(qs->ref, qs->out, q->size);
+	ret = fault_run(&c, res);
+	if (!ret && qs->differs[0] && res->ok) {
+		res->ok = false;
+		snprintf(res->why, sizeof(res->why), "%s: %s", q->what,
+			 qs->differs);
+	}
+	free(qs);
+	return ret;
+}

@@ -188,3 +188,53 @@ int recv_fd(int sock)
 	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 	return fd;
 }
+
+/**
+ * fdinfo_get() - a line of /proc/self/fdinfo/@fd
+ * @fd: the fd
+ * @key: the line's key, as in "@key:\tvalue"
+ * @val: where the value goes (without the tab and the newline)
+ * @len: the size of @val
+ *
+ * Return: 0, or -1 when the fd or the key is not there.
+ */
+int fdinfo_get(int fd, const char *key, char *val, size_t len)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	int found = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		snprintf(val, len, "%s",
+			 line + klen + 1 + (line[klen + 1] == '\t'));
+		found = 0;
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+/**
+ * fdinfo_num() - the number in a line of /proc/self/fdinfo/@fd
+ * @fd: the fd
+ * @key: the line's key
+ *
+ * Return: the number (decimal, or hexadecimal with 0x), or -1 when the
+ * fd or the key is not there.
+ */
+long long fdinfo_num(int fd, const char *key)
+{
+	char v[128];
+
+	if (fdinfo_get(fd, key, v, sizeof(v)))
+		return -1;
+	return strtoll(v, NULL, 0);
+}
