@@ -73,7 +73,7 @@
  * @twork: delivery on return to user mode.
  * @wq: NVX_IOC_UINTR_WAIT sleeps here.
  * @timer: the thread's kernel sender.
- * @period_ns: the timer's period, 0 for one-shot.
+ * @period_ns: the timer's period; 0 for a one-shot timer or none.
  * @timer_vector: what the timer posts.
  * @route_signo: the signal routed to @route_vector, 0 for none.
  * @route_vector: see @route_signo.
@@ -326,7 +326,12 @@ static enum hrtimer_restart nvx_uintr_tick(struct hrtimer *t)
 	struct nvx_uintr_recv *r = container_of(t, struct nvx_uintr_recv,
 						timer);
 
-	if (nvx_uintr_post(r, r->timer_vector) || !r->period_ns)
+	if (nvx_uintr_post(r, r->timer_vector)) {
+		/* the receiver is gone: so is its timer */
+		WRITE_ONCE(r->period_ns, 0);
+		return HRTIMER_NORESTART;
+	}
+	if (!r->period_ns)
 		return HRTIMER_NORESTART;
 	hrtimer_forward_now(t, ns_to_ktime(r->period_ns));
 	return HRTIMER_RESTART;
@@ -343,6 +348,7 @@ void __nvx_uintr_exit(struct task_struct *tsk)
 	tsk->nvx_uintr = NULL;
 	WRITE_ONCE(r->dead, true);
 	hrtimer_cancel(&r->timer);
+	WRITE_ONCE(r->period_ns, 0);
 	nvx_recv_put(r);
 }
 

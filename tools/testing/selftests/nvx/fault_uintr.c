@@ -51,18 +51,25 @@ static int check_reg(void *arg, char *why, size_t len)
 	return 0;
 }
 
-/* Run @c's sweep; the knobs are put back whatever happens. */
-static void run(struct __test_metadata *_metadata, struct fault_call *c)
+/*
+ * Run @c's sweep; the knobs are put back whatever happens. Returns the
+ * number of failure points.
+ */
+static unsigned int run(struct __test_metadata *_metadata,
+			struct fault_call *c)
 {
-	struct fault_result res;
+	struct fault_result res = { };
 	int ret = fault_arm_setup();
 
-	ASSERT_EQ(0, ret);
+	EXPECT_EQ(0, ret);
+	if (ret)
+		return 0;
 	ret = fault_run(c, &res);
 	fault_arm_restore();
-	ASSERT_EQ(0, ret);
+	EXPECT_EQ(0, ret);
 	EXPECT_TRUE(res.ok) TH_LOG("%s", res.why);
 	EXPECT_LT(0U, res.points);
+	return res.points;
 }
 
 TEST_F(uintr, fault_register)
@@ -179,8 +186,7 @@ static void masked_teardown(struct masked *m)
 		close(m->vfd[i]);
 	}
 	__atomic_store_n(&my_page->pending, 0, __ATOMIC_SEQ_CST);
-	do_unregister(m->fd);
-	close(m->rfd);
+	do_unregister(m->fd);	/* closes m->rfd */
 }
 
 /* The pending bits, cleared. */
@@ -255,6 +261,7 @@ struct many_call {
 	uint32_t idx[3];
 	int ret;
 	unsigned int late;	/* failures after the sends */
+	unsigned int calls, late_at;	/* calls made; the late one's */
 };
 
 static int do_many(void *arg)
@@ -262,6 +269,7 @@ static int do_many(void *arg)
 	struct many_call *mc = arg;
 	uint32_t sent;
 
+	mc->calls++;
 	mc->ret = do_send_many(mc->m->fd, mc->idx, 3, &sent);
 	return mc->ret;
 }
@@ -290,6 +298,7 @@ static int check_many(void *arg, char *why, size_t len)
 		return 0;
 	if (p == mc->m->bits && mc->ret == -EFAULT) {
 		mc->late++;
+		mc->late_at = mc->calls;
 		return 0;
 	}
 	snprintf(why, len, "pending %#llx after a failure (%s)",
@@ -305,18 +314,23 @@ TEST_F(uintr, fault_send_many)
 		.what = "UINTR_SEND_MANY 3 targets", .call = do_many,
 		.undo = undo_many, .check = check_many, .arg = &mc,
 	};
-	unsigned int i;
+	unsigned int i, points;
 
 	if (!fault_available())
 		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
 	masked_setup(_metadata, &m);
 	for (i = 0; i < 3; i++)
 		mc.idx[i] = m.idx[i];
-	run(_metadata, &c);
+	points = run(_metadata, &c);
 	EXPECT_STREQ("", m.bad);
-	/* the index table's allocation and copy came before any send */
-	EXPECT_GE(1U, mc.late);
-	printf("# SEND_MANY: %u failure(s) after the sends\n", mc.late);
+	/*
+	 * The index table's allocation and copy come before any send: the
+	 * result's copy, the last point, is the one late failure.
+	 */
+	EXPECT_EQ(1U, mc.late);
+	EXPECT_EQ(points, mc.late_at);
+	printf("# SEND_MANY: %u failure(s) after the sends, at point %u\n",
+	       mc.late, mc.late_at);
 	EXPECT_EQ(0, do_many(&mc));
 	EXPECT_EQ(m.bits, take_pending());
 	masked_teardown(&m);
@@ -342,6 +356,7 @@ static void undo_del1(void *arg)
 	int idx;
 
 	close(dc->vfd);
+	dc->vfd = -1;
 	idx = do_vector(dc->m->fd, 9, &dc->vfd);
 	if (idx != dc->idx)
 		note(dc->m, "the entry came back at %d, not %d", idx,
@@ -382,7 +397,8 @@ TEST_F(uintr, fault_del_sender)
 	EXPECT_STREQ("", m.bad);
 	EXPECT_EQ(0, do_del1(&dc));
 	EXPECT_EQ(-ENOENT, nvx_uintr_send(m.fd, dc.idx));
-	close(dc.vfd);
+	if (dc.vfd >= 0)
+		close(dc.vfd);
 	masked_teardown(&m);
 }
 
@@ -448,6 +464,46 @@ TEST_F(uintr, fault_timer)
 	masked_teardown(&m);
 }
 
+/* WAIT with nothing to wait for: a vector is pending (bit 3). */
+static int do_wait1(void *arg)
+{
+	struct masked *m = arg;
+
+	return do_wait(m->fd, 0);
+}
+
+static int check_wait1(void *arg, char *why, size_t len)
+{
+	uint64_t p = __atomic_load_n(&my_page->pending, __ATOMIC_SEQ_CST);
+
+	(void)arg;
+	if (p != 1ULL << 3) {
+		snprintf(why, len, "pending %#llx after a failed WAIT",
+			 (unsigned long long)p);
+		return -1;
+	}
+	return 0;
+}
+
+TEST_F(uintr, fault_wait)
+{
+	struct masked m = { .fd = self->fd };
+	struct fault_call c = {
+		.what = "UINTR_WAIT", .call = do_wait1,
+		.check = check_wait1, .arg = &m,
+	};
+
+	if (!fault_available())
+		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
+	masked_setup(_metadata, &m);
+	ASSERT_EQ(0, do_send1(&m));
+	run(_metadata, &c);
+	/* delivery is off: the vector is still pending */
+	EXPECT_EQ(1ULL << 3, take_pending());
+	EXPECT_EQ(-ETIMEDOUT, do_wait1(&m));
+	masked_teardown(&m);
+}
+
 static int do_signal1(void *arg)
 {
 	struct masked *m = arg;
@@ -458,7 +514,6 @@ static int do_signal1(void *arg)
 static void undo_signal1(void *arg)
 {
 	struct masked *m = arg;
-
 	long long routed;
 
 	do_signal(m->fd, 0, 0);

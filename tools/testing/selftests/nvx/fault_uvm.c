@@ -389,9 +389,11 @@ static void undo_set_policy(void *arg)
 		.flags = NVX_UVM_POLICY_RESET, .vm_id = pc->vm_id,
 	};
 
-	if (vm_policy(pc, &p) != 1 || p.rate != 100)
+	if ((vm_policy(pc, &p) != 1 || p.rate != 100 ||
+	     p.allow != 1ULL << NVX_UVM_MSG_IPC) && !pc->bad[0])
 		snprintf(pc->bad, sizeof(pc->bad),
-			 "a SET_POLICY that succeeded: rate %u", p.rate);
+			 "a SET_POLICY that succeeded: rate %u allow %#llx",
+			 p.rate, (unsigned long long)p.allow);
 	p = (struct nvx_uvm_policy){
 		.flags = NVX_UVM_POLICY_RESET, .vm_id = pc->vm_id,
 	};

@@ -291,6 +291,8 @@ int fault_run_query(const struct fault_query *q, struct fault_result *res)
 	};
 	int ret;
 
+	memset(res, 0, sizeof(*res));
+	snprintf(res->why, sizeof(res->why), "%s: not run", q->what);
 	if (!qs)
 		return -ENOMEM;
 	if (q->size > FAULT_QUERY_MAX) {
@@ -301,7 +303,8 @@ int fault_run_query(const struct fault_query *q, struct fault_result *res)
 	c.arg = qs;
 	ret = query_call(qs);
 	if (ret) {
-		printf("# %s: %s unfaulted\n", q->what, strerror(-ret));
+		snprintf(res->why, sizeof(res->why), "%s: %s unfaulted",
+			 q->what, strerror(-ret));
 		free(qs);
 		return ret;
 	}
