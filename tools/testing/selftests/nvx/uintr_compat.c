@@ -88,37 +88,68 @@ struct ts64 {
 	int64_t tv_nsec;
 };
 
-/* Send @sig to thread @tid after @ms (a thread of its own). */
+/*
+ * A thread of its own: once thread @tid sleeps in the 32-bit call, post
+ * the vector of sender index @idx, and @ms later send it @sig.
+ */
 struct late_signal {
+	int fd;
+	int idx;
 	pid_t tid;
-	int sig, ms, ret;
+	int sig, ms;
+	int in_call;		/* 1: it was seen in the call */
+	int send_ret, ret;
 };
+
+/* Whether thread @tid is in the ia32 clock_nanosleep_time64. */
+static bool in_sleep(pid_t tid)
+{
+	char path[64], buf[64] = "";
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 && atoi(buf) == IA32_NR_clock_nanosleep_time64;
+}
 
 static void *late_signal_main(void *arg)
 {
 	struct late_signal *l = arg;
+	uint64_t end = now_ns() + WAIT_LONG;
 
+	while (!in_sleep(l->tid) && now_ns() < end)
+		usleep(1000);
+	l->in_call = in_sleep(l->tid);
+	l->send_ret = nvx_uintr_send(l->fd, l->idx);
 	usleep(l->ms * 1000);
 	l->ret = tgkill_tid(l->tid, l->sig);
 	return NULL;
 }
 
 /*
- * A 32-bit clock_nanosleep of 300 ms. 30 ms in, a timer vector is posted
- * (it waits: the thread sleeps); 60 ms in, a signal with a handler ends
- * the sleep with -ERESTART_RESTARTBLOCK, and the vector is delivered
- * first, on the way to the signal: nvx decides the restart (a handler
- * without NVX_UINTR_INTERRUPT_SYSCALLS: restart), the signal handler
- * runs, then the vector's handler, whose frame is at the int $0x80, and
- * the call made again is the ia32 restart_syscall (number 0). The signal
- * handler's sigreturn has reset the restart block, so it ends with EINTR,
- * as any sleep a handled signal interrupts. With the 64-bit number (219)
- * the call made again was the ia32 syscall 219 (madvise): EINVAL.
+ * A 32-bit clock_nanosleep of 20 s. Once the thread sleeps in it, a
+ * vector is posted (it waits: the thread sleeps; the call is seen in
+ * /proc, so that the vector cannot come before the call however slow
+ * the machine); 30 ms later a signal with a handler ends the sleep with
+ * -ERESTART_RESTARTBLOCK, and the vector is delivered first, on the way
+ * to the signal: nvx decides the restart (a handler without
+ * NVX_UINTR_INTERRUPT_SYSCALLS: restart), the signal handler runs, then
+ * the vector's handler, whose frame is at the int $0x80, and the call
+ * made again is the ia32 restart_syscall (number 0). The signal
+ * handler's sigreturn has reset the restart block, so it ends with
+ * EINTR, as any sleep a handled signal interrupts. With the 64-bit
+ * number (219) the call made again was the ia32 syscall 219 (madvise):
+ * EINVAL.
  */
 TEST_F(uintr, int80_nanosleep_restarts)
 {
-	struct late_signal l = { .tid = sys_gettid(), .sig = SIGUSR2,
-				 .ms = 60 };
+	struct late_signal l = { .fd = self->fd, .tid = sys_gettid(),
+				 .sig = SIGUSR2, .ms = 30 };
 	struct ts64 *ts;
 	uint64_t t0, took;
 	pthread_t t;
@@ -129,15 +160,16 @@ TEST_F(uintr, int80_nanosleep_restarts)
 	ts = low_page();
 	ASSERT_NE(NULL, ts);
 	ASSERT_EQ(0, catch_signal(SIGUSR2));
-	register_vector(_metadata, self->fd, 9, NULL);
-	ts[0] = (struct ts64){ .tv_nsec = 300 * 1000 * 1000 };
-	ASSERT_EQ(0, do_timer(self->fd, 9, 30 * MS, 0));
+	l.idx = register_vector(_metadata, self->fd, 9, NULL);
+	ts[0] = (struct ts64){ .tv_sec = 20 };
 	ASSERT_EQ(0, pthread_create(&t, NULL, late_signal_main, &l));
 	t0 = now_ns();
 	ret = int80(IA32_NR_clock_nanosleep_time64, CLOCK_MONOTONIC, 0,
 		    (long)(uintptr_t)&ts[0], (long)(uintptr_t)&ts[1]);
 	took = now_ns() - t0;
 	pthread_join(t, NULL);
+	EXPECT_EQ(1, l.in_call);
+	EXPECT_EQ(0, l.send_ret);
 	EXPECT_EQ(0, l.ret);
 	EXPECT_EQ(-EINTR, ret) TH_LOG("after %llu ms",
 				      (unsigned long long)(took / MS));
