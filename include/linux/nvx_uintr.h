@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * nvx user interrupts: the hooks in fork, exit, exec, mm teardown and
- * get_signal(), and what the core module takes from the built-in code
- * (arch/x86/nvx/uintr.c): its ioctl range and its debugfs files.
+ * get_signal(), what the core module takes from the built-in code
+ * (arch/x86/nvx/uintr.c): its ioctl range and its debugfs files, and the
+ * kernel-sender calls other nvx objects post vectors with.
  */
 #ifndef _LINUX_NVX_UINTR_H
 #define _LINUX_NVX_UINTR_H
@@ -12,6 +13,16 @@
 struct dentry;
 struct mm_struct;
 struct task_struct;
+struct nvx_uintr_vec;
+
+/* Who posts a vector (the nvx_uintr_post tracepoint's src). */
+enum nvx_uintr_src {
+	NVX_UINTR_SRC_THREAD,
+	NVX_UINTR_SRC_TIMER,
+	NVX_UINTR_SRC_SIGNAL,
+	NVX_UINTR_SRC_ENDPOINT,
+	NVX_UINTR_SRC_SRQ,
+};
 
 #ifdef CONFIG_NVX_UINTR
 #include <linux/sched.h>
@@ -21,6 +32,10 @@ struct nvx_ioctl_range;
 
 extern struct nvx_ioctl_range nvx_uintr_ioctls;
 void nvx_uintr_debugfs_init(struct dentry *dir);
+
+struct nvx_uintr_vec *nvx_uintr_vec_get(int fd);
+int nvx_uintr_vec_post(struct nvx_uintr_vec *v, enum nvx_uintr_src src);
+void nvx_uintr_vec_put(struct nvx_uintr_vec *v);
 
 void __nvx_uintr_exit(struct task_struct *tsk);
 void __nvx_uintr_mm_exit(struct mm_struct *mm);
@@ -56,6 +71,20 @@ static inline bool nvx_uintr_route_signal(int signr)
 	return unlikely(current->nvx_uintr) && __nvx_uintr_route_signal(signr);
 }
 #else
+#include <linux/err.h>
+
+static inline struct nvx_uintr_vec *nvx_uintr_vec_get(int fd)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static inline int nvx_uintr_vec_post(struct nvx_uintr_vec *v,
+				     enum nvx_uintr_src src)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline void nvx_uintr_vec_put(struct nvx_uintr_vec *v) { }
 static inline void nvx_uintr_fork(struct task_struct *p) { }
 static inline void nvx_uintr_mm_init(struct mm_struct *mm) { }
 static inline void nvx_uintr_exit(struct task_struct *tsk) { }

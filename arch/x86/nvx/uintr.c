@@ -53,6 +53,9 @@
 #include <asm/syscall.h>
 #include <uapi/nvx/uintr.h>
 
+#define CREATE_TRACE_POINTS
+#include <trace/events/nvx_uintr.h>
+
 /* Bits of nvx_uintr_recv::state */
 #define NVX_RECV_QUEUED		0	/* the task_work is queued */
 
@@ -77,6 +80,13 @@
  * @timer_vector: what the timer posts.
  * @route_signo: the signal routed to @route_vector, 0 for none.
  * @route_vector: see @route_signo.
+ * @posted: vectors posted to it (counted by the kernel: the page's
+ *	numbers are the thread's to write).
+ * @delivered: handlers entered; written by the thread only.
+ * @ticks: timer ticks; written by the timer only.
+ * @routed: signals routed; written under the thread's siglock.
+ * @posted_ns: when each vector was posted while not pending, for the
+ *	delivery tracepoint's latency (only while it is enabled).
  * @rcu: frees after senders that may still look at it.
  */
 struct nvx_uintr_recv {
@@ -97,6 +107,11 @@ struct nvx_uintr_recv {
 	u32 timer_vector;
 	int route_signo;
 	u32 route_vector;
+	atomic64_t posted;
+	u64 delivered;
+	u64 ticks;
+	u64 routed;
+	u64 posted_ns[NVX_UINTR_VECTORS];
 	struct rcu_head rcu;
 };
 
@@ -106,6 +121,7 @@ struct nvx_uintr_recv {
  * @recv: the receiver (a reference is held).
  * @vector: the vector.
  * @closed: the fd was closed: entries made from it fail with -EPIPE.
+ * @kernel_senders: nvx objects that post it (nvx_uintr_vec_get()).
  * @rcu: frees after senders that may still look at it.
  */
 struct nvx_uintr_vec {
@@ -113,6 +129,7 @@ struct nvx_uintr_vec {
 	struct nvx_uintr_recv *recv;
 	u32 vector;
 	bool closed;
+	atomic_t kernel_senders;
 	struct rcu_head rcu;
 };
 
@@ -271,7 +288,13 @@ static void nvx_uintr_deliver(struct nvx_uintr_recv *r, struct pt_regs *regs)
 	regs->flags &= ~(X86_EFLAGS_DF | X86_EFLAGS_RF | X86_EFLAGS_TF);
 	WRITE_ONCE(p->enabled, 0);
 	WRITE_ONCE(p->delivered, p->delivered + 1);
+	WRITE_ONCE(r->delivered, r->delivered + 1);
 	atomic64_inc(&nvx_uintr_delivered);
+	if (trace_nvx_uintr_deliver_enabled()) {
+		u64 t = xchg(&r->posted_ns[v], 0);
+
+		trace_nvx_uintr_deliver(v, t ? ktime_get_ns() - t : 0);
+	}
 }
 
 static void nvx_uintr_work(struct callback_head *cb)
@@ -307,12 +330,24 @@ static void nvx_uintr_kick(struct nvx_uintr_recv *r)
 	}
 }
 
-/* Post @vector to @r. Any context; @r must not be freed meanwhile. */
-static int nvx_uintr_post(struct nvx_uintr_recv *r, u32 vector)
+/*
+ * Post @vector to @r for @src. Any context; @r must not be freed
+ * meanwhile.
+ */
+static int nvx_uintr_post(struct nvx_uintr_recv *r, u32 vector,
+			  enum nvx_uintr_src src)
 {
+	bool was;
+
 	if (READ_ONCE(r->dead))
 		return -ESRCH;
-	set_bit(vector, nvx_pending(r));
+	was = test_and_set_bit(vector, nvx_pending(r));
+	atomic64_inc(&r->posted);
+	if (trace_nvx_uintr_post_enabled()) {
+		if (!was && trace_nvx_uintr_deliver_enabled())
+			WRITE_ONCE(r->posted_ns[vector], ktime_get_ns());
+		trace_nvx_uintr_post(task_pid_nr(r->task), vector, was, src);
+	}
 	/* the bit is visible before a waiter is looked for or kicked */
 	smp_mb__after_atomic();
 	if (wq_has_sleeper(&r->wq))
@@ -326,7 +361,12 @@ static enum hrtimer_restart nvx_uintr_tick(struct hrtimer *t)
 	struct nvx_uintr_recv *r = container_of(t, struct nvx_uintr_recv,
 						timer);
 
-	if (nvx_uintr_post(r, r->timer_vector)) {
+	WRITE_ONCE(r->ticks, r->ticks + 1);
+	if (trace_nvx_uintr_tick_enabled())
+		trace_nvx_uintr_tick(task_pid_nr(r->task), r->timer_vector,
+				     ktime_to_ns(ktime_sub(hrtimer_cb_get_time(t),
+							   hrtimer_get_expires(t))));
+	if (nvx_uintr_post(r, r->timer_vector, NVX_UINTR_SRC_TIMER)) {
 		/* the receiver is gone: so is its timer */
 		WRITE_ONCE(r->period_ns, 0);
 		return HRTIMER_NORESTART;
@@ -389,7 +429,9 @@ bool __nvx_uintr_route_signal(int signr)
 	if (READ_ONCE(r->route_signo) != signr ||
 	    (ka->sa.sa_flags & SA_IMMUTABLE) || ka->sa.sa_handler == SIG_IGN)
 		return false;
-	nvx_uintr_post(r, READ_ONCE(r->route_vector));
+	WRITE_ONCE(r->routed, r->routed + 1);
+	trace_nvx_uintr_signal(signr, READ_ONCE(r->route_vector));
+	nvx_uintr_post(r, READ_ONCE(r->route_vector), NVX_UINTR_SRC_SIGNAL);
 	return true;
 }
 
@@ -424,6 +466,11 @@ static void nvx_recv_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "delivered:\t%llu\n", READ_ONCE(r->upage->delivered));
 	seq_printf(m, "timer_period_ns:\t%llu\n", READ_ONCE(r->period_ns));
 	seq_printf(m, "routed_signal:\t%d\n", READ_ONCE(r->route_signo));
+	/* the kernel's own counts: the page's are the thread's to write */
+	seq_printf(m, "posted:\t%lld\n", atomic64_read(&r->posted));
+	seq_printf(m, "delivered_kernel:\t%llu\n", READ_ONCE(r->delivered));
+	seq_printf(m, "timer_ticks:\t%llu\n", READ_ONCE(r->ticks));
+	seq_printf(m, "signals_routed:\t%llu\n", READ_ONCE(r->routed));
 }
 
 static const struct file_operations nvx_recv_fops = {
@@ -451,6 +498,8 @@ static void nvx_vec_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "vector:\t%u\n", v->vector);
 	seq_printf(m, "receiver_tid:\t%d\n", task_pid_vnr(v->recv->task));
 	seq_printf(m, "receiver_registered:\t%d\n", !READ_ONCE(v->recv->dead));
+	seq_printf(m, "kernel_senders:\t%d\n",
+		   atomic_read(&v->kernel_senders));
 }
 
 static const struct file_operations nvx_vec_fops = {
@@ -458,6 +507,70 @@ static const struct file_operations nvx_vec_fops = {
 	.release = nvx_vec_release,
 	.llseek = noop_llseek,
 };
+
+/* --------------------------------------------------- kernel senders --- */
+
+/**
+ * nvx_uintr_vec_get() - take a vector fd's vector, for an nvx object to post
+ * @fd: a vector fd (NVX_IOC_UINTR_VECTOR_FD) of the calling process.
+ *
+ * An nvx object (an endpoint, a shared-RX queue) holds the vector and
+ * posts it with nvx_uintr_vec_post() when it has something for its
+ * receiver, as a process posts through its sender table; the vector's
+ * fdinfo counts such holders (``kernel_senders``).
+ *
+ * Return: the vector, with a reference nvx_uintr_vec_put() drops;
+ * ERR_PTR(-EBADF) for no open fd, ERR_PTR(-EINVAL) for an fd that is not
+ * a vector fd.
+ */
+struct nvx_uintr_vec *nvx_uintr_vec_get(int fd)
+{
+	struct nvx_uintr_vec *v = ERR_PTR(-EINVAL);
+	struct fd f = fdget(fd);
+
+	if (!fd_file(f))
+		return ERR_PTR(-EBADF);
+	if (fd_file(f)->f_op == &nvx_vec_fops) {
+		v = fd_file(f)->private_data;
+		refcount_inc(&v->ref);
+		atomic_inc(&v->kernel_senders);
+	}
+	fdput(f);
+	return v;
+}
+EXPORT_SYMBOL_GPL(nvx_uintr_vec_get);
+
+/**
+ * nvx_uintr_vec_post() - post a held vector to its receiver
+ * @v: from nvx_uintr_vec_get().
+ * @src: who posts it (the tracepoint says).
+ *
+ * Any context. The rules of a send by a thread hold: the vector is
+ * pending until the receiver's handler runs; posts of a pending vector
+ * merge.
+ *
+ * Return: 0; -EPIPE when the vector fd was closed, -ESRCH when the
+ * receiver's registration ended: the holder then drops the vector and
+ * falls back to its own wake-up.
+ */
+int nvx_uintr_vec_post(struct nvx_uintr_vec *v, enum nvx_uintr_src src)
+{
+	if (READ_ONCE(v->closed))
+		return -EPIPE;
+	return nvx_uintr_post(v->recv, v->vector, src);
+}
+EXPORT_SYMBOL_GPL(nvx_uintr_vec_post);
+
+/**
+ * nvx_uintr_vec_put() - drop a vector nvx_uintr_vec_get() gave
+ * @v: the vector. Any context.
+ */
+void nvx_uintr_vec_put(struct nvx_uintr_vec *v)
+{
+	atomic_dec(&v->kernel_senders);
+	nvx_vec_put(v);
+}
+EXPORT_SYMBOL_GPL(nvx_uintr_vec_put);
 
 /* ----------------------------------------------------------- ioctls --- */
 
@@ -701,7 +814,7 @@ static int nvx_uintr_send_index(struct nvx_uintr_senders *t, u32 i)
 	else if (READ_ONCE(v->closed))
 		ret = -EPIPE;
 	else
-		ret = nvx_uintr_post(v->recv, v->vector);
+		ret = nvx_uintr_post(v->recv, v->vector, NVX_UINTR_SRC_THREAD);
 	rcu_read_unlock();
 	return ret;
 }

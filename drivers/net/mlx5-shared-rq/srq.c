@@ -128,6 +128,40 @@ bool nvx_srq_cq_room(struct nvx_srq *srq, u32 queue, unsigned int n)
 }
 EXPORT_SYMBOL_GPL(nvx_srq_cq_room);
 
+/*
+ * A queue that just published a completion: post its vector if its ring
+ * was empty. The instance empties the ring by writing ``cons`` = ``prod``, then
+ * (a full barrier) reads ``prod`` again before it waits; here the
+ * completion is published, then (a full barrier) ``cons`` is read: one
+ * of the two sees the other's write, so an instance never waits on a
+ * completion nobody posted for. Only the completion that lands in an
+ * emptied ring posts: once per burst. A post that fails (the vector fd
+ * closed, the receiver's registration ended) drops the vector.
+ */
+static void nvx_srq_notify(struct nvx_srq *srq, struct nvx_srq_queue *q)
+{
+	struct nvx_uintr_vec *v;
+	int ret = 0;
+
+	/* pairs with the instance's barrier between cons and its re-read */
+	smp_mb();
+	if (READ_ONCE(q->hdr->cons) != q->prod - 1)
+		return;
+	rcu_read_lock();
+	v = rcu_dereference(q->notify);
+	if (v)
+		ret = nvx_uintr_vec_post(v, NVX_UINTR_SRC_SRQ);
+	rcu_read_unlock();
+	if (!v)
+		return;
+	if (!ret) {
+		atomic64_inc(&q->notified);
+		return;
+	}
+	if (unrcu_pointer(cmpxchg(&q->notify, RCU_INITIALIZER(v), NULL)) == v)
+		nvx_uintr_vec_put(v);
+}
+
 /**
  * nvx_srq_complete() - the NIC filled strides of a buffer
  * @srq: the set.
@@ -192,6 +226,8 @@ void nvx_srq_complete(struct nvx_srq *srq, u32 queue, u32 buf, u32 stride,
 	/* pairs with the instance's acquire of prod: entry before index */
 	smp_store_release(&q->hdr->prod, q->prod);
 	spin_unlock(&srq->lock);
+	if (rcu_access_pointer(q->notify))
+		nvx_srq_notify(srq, q);
 }
 EXPORT_SYMBOL_GPL(nvx_srq_complete);
 

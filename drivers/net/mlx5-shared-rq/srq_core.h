@@ -13,6 +13,7 @@
 #include <linux/netdevice.h>
 #include <linux/nvx.h>
 #include <linux/nvx_grant.h>
+#include <linux/nvx_uintr.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
@@ -70,6 +71,9 @@ struct nvx_srq_pool {
  * @truncated: frames longer than a buffer.
  * @drops_no_buf: frames dropped for want of a posted buffer.
  * @drops_cq_full: frames dropped for want of completion ring room.
+ * @notify: the user-interrupt vector posted when a completion lands in
+ *	an emptied ring (NVX_SRQ_IOC_NOTIFY), or NULL.
+ * @notified: vectors posted.
  */
 struct nvx_srq_queue {
 	struct nvx_srq_ring *hdr;
@@ -82,6 +86,8 @@ struct nvx_srq_queue {
 	u64 truncated;
 	u64 drops_no_buf;
 	u64 drops_cq_full;
+	struct nvx_uintr_vec __rcu *notify;
+	atomic64_t notified;
 };
 
 /**

@@ -18,6 +18,7 @@
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/nospec.h>
 #include <linux/pid.h>
 #include <linux/rtnetlink.h>
 #include <linux/seq_file.h>
@@ -32,6 +33,9 @@
 
 static void nvx_srq_free(struct nvx_srq *srq)
 {
+	struct nvx_uintr_vec *v;
+	u32 i;
+
 	/*
 	 * Under RTNL even when the NIC already cleared @dev: its detach
 	 * (from its unregister) may still be running, and holds RTNL.
@@ -43,6 +47,11 @@ static void nvx_srq_free(struct nvx_srq *srq)
 	}
 	/* after the detach: no receive path can queue it again */
 	cancel_work_sync(&srq->refill_work);
+	for (i = 0; srq->queues && i < srq->p.nr_queues; i++) {
+		v = rcu_dereference_protected(srq->queues[i].notify, true);
+		if (v)
+			nvx_uintr_vec_put(v);
+	}
 	mutex_destroy(&srq->refill_mutex);
 	if (srq->grant_file)
 		fput(srq->grant_file);
@@ -195,6 +204,37 @@ static int nvx_srq_ioc_steer(struct nvx_ucmd *ucmd)
 	return ret;
 }
 
+/*
+ * NVX_SRQ_IOC_NOTIFY: set or clear a queue's vector; post it at once when
+ * the queue's ring already holds completions.
+ */
+static int nvx_srq_ioc_notify(struct nvx_ucmd *ucmd)
+{
+	struct nvx_srq *srq = ucmd->file->private_data;
+	struct nvx_srq_notify *a = ucmd->arg;
+	struct nvx_uintr_vec *v = NULL, *old;
+	struct nvx_srq_queue *q;
+
+	if (a->flags || a->reserved || a->vector_fd < -1 ||
+	    a->queue >= srq->p.nr_queues)
+		return -EINVAL;
+	q = &srq->queues[array_index_nospec(a->queue, srq->p.nr_queues)];
+	if (a->vector_fd >= 0) {
+		v = nvx_uintr_vec_get(a->vector_fd);
+		if (IS_ERR(v))
+			return PTR_ERR(v);
+	}
+	old = unrcu_pointer(xchg(&q->notify, RCU_INITIALIZER(v)));
+	if (old)
+		nvx_uintr_vec_put(old);
+	/* the ring's entries arrived before the vector: post for them */
+	smp_mb();
+	if (v && READ_ONCE(q->hdr->cons) != READ_ONCE(q->hdr->prod) &&
+	    !nvx_uintr_vec_post(v, NVX_UINTR_SRC_SRQ))
+		atomic64_inc(&q->notified);
+	return 0;
+}
+
 static const struct nvx_ioctl_op nvx_srq_set_ops[] = {
 	NVX_IOCTL_OP(NVX_IOC_SRQ_SET_BASE, NVX_SRQ_IOC_RELEASE,
 		     nvx_srq_ioc_release, struct nvx_srq_release, garbage, 0),
@@ -204,6 +244,8 @@ static const struct nvx_ioctl_op nvx_srq_set_ops[] = {
 		     struct nvx_srq_tx, addr, 0),
 	NVX_IOCTL_OP(NVX_IOC_SRQ_SET_BASE, NVX_SRQ_IOC_STEER,
 		     nvx_srq_ioc_steer, struct nvx_srq_steer, table, 0),
+	NVX_IOCTL_OP(NVX_IOC_SRQ_SET_BASE, NVX_SRQ_IOC_NOTIFY,
+		     nvx_srq_ioc_notify, struct nvx_srq_notify, reserved, 0),
 };
 
 /* /proc/PID/fdinfo/N of a set: its NIC, shape and counters. */
@@ -211,6 +253,7 @@ static void nvx_srq_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct nvx_srq_stats st = { .queue = NVX_SRQ_ALL_QUEUES };
 	struct nvx_srq *srq = file->private_data;
+	u32 i;
 
 	nvx_srq_fill_stats(srq, &st);
 	seq_puts(m, "nvx-object:\tsrq-set\n");
@@ -228,6 +271,12 @@ static void nvx_srq_show_fdinfo(struct seq_file *m, struct file *file)
 		   atomic64_read(&srq->refills_deferred));
 	seq_printf(m, "refill_bh_max_ns:\t%llu\n",
 		   READ_ONCE(srq->refill_bh_max_ns));
+	for (i = 0; i < srq->p.nr_queues; i++) {
+		seq_printf(m, "queue%u_notify:\t%d\n", i,
+			   !!rcu_access_pointer(srq->queues[i].notify));
+		seq_printf(m, "queue%u_notified:\t%lld\n", i,
+			   atomic64_read(&srq->queues[i].notified));
+	}
 }
 
 DEFINE_NVX_FOPS(nvx_srq_set, NVX_IOC_SRQ_SET_BASE, nvx_srq_set_ops,

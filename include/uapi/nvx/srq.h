@@ -381,10 +381,35 @@ struct nvx_srq_info {
 #define NVX_IOC_SRQ_QUERY	_IOWR(NVX_IOC_MAGIC, 0x71, struct nvx_srq_query)
 #define NVX_IOC_SRQ_INFO	_IOWR(NVX_IOC_MAGIC, 0x72, struct nvx_srq_info)
 
+/**
+ * struct nvx_srq_notify - NVX_SRQ_IOC_NOTIFY: a user interrupt per wake-up
+ * @flags: in: must be 0.
+ * @queue: in: a queue of the set.
+ * @vector_fd: in: a vector fd (NVX_IOC_UINTR_VECTOR_FD) of the caller, or
+ *	-1 for none.
+ * @reserved: in: must be 0.
+ *
+ * With a vector set, the queue posts it when it writes a completion into
+ * a completion ring the instance had emptied (its ``cons`` equal to the
+ * ring's ``prod`` before the write): once per burst, not per frame.
+ * Posts of a pending vector merge. The queue holds the vector until it
+ * is replaced, the set goes, or a post fails because the vector fd was
+ * closed or its thread's registration ended (then it drops it). Errors:
+ * -EINVAL (flags, reserved, a queue out of range, an fd that is not a
+ * vector fd), -EBADF, -EOPNOTSUPP (no user interrupts).
+ */
+struct nvx_srq_notify {
+	__u32 flags;
+	__u32 queue;
+	__s32 vector_fd;
+	__u32 reserved;
+};
+
 /* On an SRQ set's fd */
 #define NVX_SRQ_IOC_RELEASE	_IOWR(NVX_IOC_MAGIC, 0x78, struct nvx_srq_release)
 #define NVX_SRQ_IOC_STATS	_IOWR(NVX_IOC_MAGIC, 0x79, struct nvx_srq_stats)
 #define NVX_SRQ_IOC_TX		_IOW(NVX_IOC_MAGIC, 0x7a, struct nvx_srq_tx)
 #define NVX_SRQ_IOC_STEER	_IOW(NVX_IOC_MAGIC, 0x7b, struct nvx_srq_steer)
+#define NVX_SRQ_IOC_NOTIFY	_IOW(NVX_IOC_MAGIC, 0x7c, struct nvx_srq_notify)
 
 #endif /* _UAPI_NVX_SRQ_H */

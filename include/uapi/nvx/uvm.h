@@ -559,11 +559,34 @@ struct nvx_uvm_policy {
 	__u64 reserved[2];
 };
 
+/**
+ * struct nvx_uvm_notify - NVX_UVM_EP_IOC_NOTIFY: a user interrupt per arrival
+ * @flags: in: must be 0.
+ * @vector_fd: in: a vector fd (NVX_IOC_UINTR_VECTOR_FD) of the caller, or
+ *	-1 for none.
+ * @reserved: in: must be 0.
+ *
+ * With a vector set, the endpoint posts it once per arrival batch (the
+ * requests one doorbell queues, a VM_GONE notice), as well as waking
+ * RECV and poll(); and once at once when something is already queued.
+ * Posts of a pending vector merge. The endpoint holds the vector until
+ * it is replaced, the endpoint goes, or a post fails because the vector
+ * fd was closed or its thread's registration ended: then it drops it and
+ * wakes RECV and poll() only. Errors: -EINVAL (flags, reserved, an fd
+ * that is not a vector fd), -EBADF, -EOPNOTSUPP (no user interrupts).
+ */
+struct nvx_uvm_notify {
+	__u32 flags;
+	__s32 vector_fd;
+	__u64 reserved;
+};
+
 #define NVX_UVM_EP_IOC_RECV	_IOWR(NVX_IOC_MAGIC, 0x38, struct nvx_uvm_recv)
 #define NVX_UVM_EP_IOC_REPLY	_IOW(NVX_IOC_MAGIC, 0x39, struct nvx_uvm_reply)
 #define NVX_UVM_EP_IOC_STATS	_IOWR(NVX_IOC_MAGIC, 0x3a, struct nvx_uvm_ep_stats)
 #define NVX_UVM_EP_IOC_SET_POLICY _IOW(NVX_IOC_MAGIC, 0x3b, struct nvx_uvm_policy)
 #define NVX_UVM_EP_IOC_GET_POLICY _IOWR(NVX_IOC_MAGIC, 0x3c, struct nvx_uvm_policy)
+#define NVX_UVM_EP_IOC_NOTIFY	_IOW(NVX_IOC_MAGIC, 0x3d, struct nvx_uvm_notify)
 
 /**
  * struct nvx_uvm_status - NVX_UVM_CHAN_IOC_STATUS: a VM's state and counters

@@ -558,8 +558,10 @@ static void nvx_uvm_doorbell(struct nvx_uvm_chan *ch)
 			nvx_uvm_answer(ch, s, s->err);
 		}
 		/* receivers wait exclusively: one per message */
-		if (taken)
+		if (taken) {
 			wake_up_nr(&ep->wq, taken);
+			nvx_uvm_ep_notify(ep);
+		}
 	}
 out:
 	mutex_unlock(&ch->lock);
@@ -633,6 +635,7 @@ static void nvx_uvm_detach(struct nvx_uvm_chan *ch, bool notify,
 	ch->gone = NULL;
 	spin_unlock(&ep->lock);
 	wake_up(&ep->wq);
+	nvx_uvm_ep_notify(ep);
 }
 
 static int nvx_uvm_chan_release(struct inode *inode, struct file *file)

@@ -8,11 +8,13 @@
  * into the guest's ring (PULL data copied straight into guest memory).
  * When a VM goes, a VM_GONE notice is queued (not for one whose ATTACH
  * result never reached its VMM, if nothing of it came here). Closing the
- * endpoint's file stops every VM attached to it.
+ * endpoint's file stops every VM attached to it. Arrivals wake RECV and
+ * poll(), and post a user-interrupt vector when one is set (NOTIFY).
  */
 #include <linux/anon_inodes.h>
 #include <linux/file.h>
 #include <linux/idr.h>
+#include <linux/nvx_uintr.h>
 #include <linux/pagemap.h>
 #include <linux/poll.h>
 #include <linux/seq_file.h>
@@ -23,6 +25,78 @@
 #include <trace/events/nvx_uvm.h>
 
 static DEFINE_IDA(nvx_uvm_ep_ids);
+
+/* Take the endpoint's vector out if it is still @v; drop it then. */
+static void nvx_uvm_ep_drop_notify(struct nvx_uvm_ep *ep,
+				   struct nvx_uintr_vec *v)
+{
+	spin_lock(&ep->lock);
+	if (rcu_access_pointer(ep->notify) == v)
+		RCU_INIT_POINTER(ep->notify, NULL);
+	else
+		v = NULL;
+	spin_unlock(&ep->lock);
+	if (v)
+		nvx_uintr_vec_put(v);
+}
+
+/**
+ * nvx_uvm_ep_notify() - post the endpoint's vector, if it has one
+ * @ep: an endpoint something arrived at (requests, a notice).
+ *
+ * Called after the arrival is queued and RECV woken. A post that fails
+ * (the vector fd closed, the receiver's registration ended) drops the
+ * vector: from then on the endpoint only wakes RECV and poll().
+ */
+void nvx_uvm_ep_notify(struct nvx_uvm_ep *ep)
+{
+	struct nvx_uintr_vec *v;
+	int ret = 0;
+
+	if (!rcu_access_pointer(ep->notify))
+		return;
+	rcu_read_lock();
+	v = rcu_dereference(ep->notify);
+	if (v)
+		ret = nvx_uintr_vec_post(v, NVX_UINTR_SRC_ENDPOINT);
+	rcu_read_unlock();
+	if (!v)
+		return;
+	if (!ret)
+		atomic64_inc(&ep->notified);
+	else
+		nvx_uvm_ep_drop_notify(ep, v);
+}
+
+/*
+ * NVX_UVM_EP_IOC_NOTIFY: set or clear the vector; post it at once when
+ * something is already queued (an arrival before the vector was set has
+ * posted nothing).
+ */
+static int nvx_uvm_ep_ioc_notify(struct nvx_ucmd *ucmd)
+{
+	struct nvx_uvm_ep *ep = ucmd->file->private_data;
+	struct nvx_uvm_notify *a = ucmd->arg;
+	struct nvx_uintr_vec *v = NULL, *old;
+	bool ready;
+
+	if (a->flags || a->reserved || a->vector_fd < -1)
+		return -EINVAL;
+	if (a->vector_fd >= 0) {
+		v = nvx_uintr_vec_get(a->vector_fd);
+		if (IS_ERR(v))
+			return PTR_ERR(v);
+	}
+	spin_lock(&ep->lock);
+	old = rcu_replace_pointer(ep->notify, v, lockdep_is_held(&ep->lock));
+	ready = !list_empty(&ep->queue) || !list_empty(&ep->gone);
+	spin_unlock(&ep->lock);
+	if (old)
+		nvx_uintr_vec_put(old);
+	if (v && ready)
+		nvx_uvm_ep_notify(ep);
+	return 0;
+}
 
 /**
  * nvx_uvm_ep_free() - free an endpoint (its kref's release)
@@ -44,16 +118,21 @@ void nvx_uvm_ep_free(struct kref *ref)
 static int nvx_uvm_ep_release(struct inode *inode, struct file *file)
 {
 	struct nvx_uvm_ep *ep = file->private_data;
+	struct nvx_uintr_vec *v;
 	struct nvx_uvm_chan *ch;
 	unsigned long id = 0;
 
 	/*
 	 * No VM attaches from now on (one attaching now finds the endpoint
 	 * dead at its first doorbell); stop those attached, one at a time.
+	 * Its vector goes now: the vector fd's holders count says so.
 	 */
 	spin_lock(&ep->lock);
 	ep->dead = true;
+	v = rcu_replace_pointer(ep->notify, NULL, lockdep_is_held(&ep->lock));
 	spin_unlock(&ep->lock);
+	if (v)
+		nvx_uintr_vec_put(v);
 	for (;; id++) {
 		spin_lock(&ep->lock);
 		ch = xa_find(&ep->vms, &id, ULONG_MAX, XA_PRESENT);
@@ -399,6 +478,8 @@ static const struct nvx_ioctl_op nvx_uvm_ep_ops[] = {
 	NVX_IOCTL_OP(NVX_IOC_UVM_EP_BASE, NVX_UVM_EP_IOC_GET_POLICY,
 		     nvx_uvm_ep_ioc_get_policy, struct nvx_uvm_policy, reserved,
 		     0),
+	NVX_IOCTL_OP(NVX_IOC_UVM_EP_BASE, NVX_UVM_EP_IOC_NOTIFY,
+		     nvx_uvm_ep_ioc_notify, struct nvx_uvm_notify, reserved, 0),
 };
 
 /* /proc/PID/fdinfo/N of an endpoint: its VMs and its queues. */
@@ -421,6 +502,8 @@ static void nvx_uvm_ep_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "limited:\t%llu\n", ep->limited);
 	seq_printf(m, "vm2vm:\t%llu\n", ep->vm2vm);
 	seq_printf(m, "vm2vm_bytes:\t%llu\n", ep->vm2vm_bytes);
+	seq_printf(m, "notify:\t%d\n", !!rcu_access_pointer(ep->notify));
+	seq_printf(m, "notified:\t%lld\n", atomic64_read(&ep->notified));
 	spin_unlock(&ep->lock);
 }
 

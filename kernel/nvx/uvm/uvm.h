@@ -78,6 +78,8 @@ struct nvx_uvm_ep {
 	struct xarray vms;		/* VM id -> channel (the tenant's) */
 	u32 next_id;			/* VM ids are allocated cyclically */
 	struct nvx_uvm_pol __rcu *pol;	/* NULL: every type, no limits */
+	struct nvx_uintr_vec __rcu *notify;	/* NULL: none; ep->lock */
+	atomic64_t notified;		/* vectors posted */
 	u32 id;
 	u32 max_vms;
 	u32 nr_vms;			/* attached and attaching */
@@ -148,6 +150,7 @@ struct nvx_uvm_chan {
 bool nvx_uvm_is_ep(struct file *file);
 
 void nvx_uvm_ep_free(struct kref *ref);
+void nvx_uvm_ep_notify(struct nvx_uvm_ep *ep);
 int nvx_uvm_ioc_endpoint(struct nvx_ucmd *ucmd);
 void nvx_uvm_chan_put(struct nvx_uvm_chan *ch);
 struct nvx_uvm_chan *nvx_uvm_chan_find(struct nvx_uvm_ep *ep, u32 vm_id);

@@ -6,28 +6,6 @@
  */
 #include "srq_fixture.h"
 
-/* The contents of @path, NUL-terminated, at most @max bytes; or NULL. */
-static char *read_all(const char *path, size_t max)
-{
-	char *buf = malloc(max + 1);
-	size_t len = 0;
-	ssize_t n;
-	int fd;
-
-	if (!buf)
-		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		free(buf);
-		return NULL;
-	}
-	while (len < max && (n = read(fd, buf + len, max - len)) > 0)
-		len += n;
-	close(fd);
-	buf[len] = '\0';
-	return buf;
-}
-
 /* What the trace says about the SRQ events. */
 struct srq_trace {
 	unsigned int fillers;
@@ -177,7 +155,7 @@ SRQ_TEST(tracepoints)
 
 	ASSERT_EQ(0, srq_trace_enable(dir, "0"));
 	snprintf(path, sizeof(path), "%strace", dir);
-	text = read_all(path, 8 << 20);
+	text = read_file(path, 8 << 20);
 	ASSERT_NE(NULL, text);
 	srq_trace_parse(text, &t);
 	free(text);

@@ -47,5 +47,7 @@ int send_fd(int sock, int fd);
 int recv_fd(int sock);
 int fdinfo_get(int fd, const char *key, char *val, size_t len);
 long long fdinfo_num(int fd, const char *key);
+char *read_file(const char *path, size_t max);
+const char *tracefs_with(const char *event);
 
 #endif /* NVX_TEST_H */

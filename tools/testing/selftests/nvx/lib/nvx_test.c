@@ -238,3 +238,55 @@ long long fdinfo_num(int fd, const char *key)
 		return -1;
 	return strtoll(v, NULL, 0);
 }
+
+/**
+ * read_file() - the contents of a file, NUL-terminated
+ * @path: the file (tracefs' trace, a /proc file)
+ * @max: read at most this many bytes
+ *
+ * Return: the contents (free() them), or NULL.
+ */
+char *read_file(const char *path, size_t max)
+{
+	char *buf = malloc(max + 1);
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	if (!buf)
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return NULL;
+	}
+	while (len < max && (n = read(fd, buf + len, max - len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+}
+
+/**
+ * tracefs_with() - the tracefs directory that has an nvx event
+ * @event: the event's name, as in events/nvx/@event
+ *
+ * Return: the directory, with its '/' ("/sys/kernel/tracing/" or the
+ * debugfs one), or NULL when neither has the event.
+ */
+const char *tracefs_with(const char *event)
+{
+	static const char *const dirs[] = {
+		"/sys/kernel/tracing/", "/sys/kernel/debug/tracing/",
+	};
+	char path[160];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%sevents/nvx/%s/enable", dirs[i],
+			 event);
+		if (!access(path, W_OK))
+			return dirs[i];
+	}
+	return NULL;
+}

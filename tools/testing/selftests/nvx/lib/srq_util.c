@@ -911,19 +911,7 @@ static const char *const srq_events[] = {
  */
 const char *srq_tracefs(void)
 {
-	static const char *const dirs[] = {
-		"/sys/kernel/tracing/", "/sys/kernel/debug/tracing/",
-	};
-	char path[128];
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
-		snprintf(path, sizeof(path),
-			 "%sevents/nvx/nvx_srq_filler/enable", dirs[i]);
-		if (!access(path, W_OK))
-			return dirs[i];
-	}
-	return NULL;
+	return tracefs_with("nvx_srq_filler");
 }
 
 /**

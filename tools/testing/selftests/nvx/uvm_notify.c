@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx selftests, group "uvm": an endpoint posts a user interrupt when
+ * something arrives (NVX_UVM_EP_IOC_NOTIFY).
+ *
+ * The test thread is the receiver: it registers for user interrupts and
+ * gives the endpoint one of its vectors. Its bare VM rings by KICK from
+ * this thread, so the arrival, the post and the delivery (on the way
+ * back from the KICK) happen in this thread, in order.
+ */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "uvm_fixture.h"
+#include "uintr_util.h"
+
+#define VEC	4
+
+static int set_notify(int ep, int vfd)
+{
+	struct nvx_uvm_notify n = { .vector_fd = vfd };
+
+	return nvx_ioctl(ep, NVX_UVM_EP_IOC_NOTIFY, &n);
+}
+
+/* @n IPC requests in the SQ, then one doorbell. */
+static int post_batch(struct bare *b, unsigned int n, uint32_t tag)
+{
+	struct nvx_uvm_msg m;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		msg_init(&m, NVX_UVM_MSG_IPC, tag + i);
+		b->sq[b->sq_prod & (b->sq_n - 1)] = m;
+		b->sq_prod++;
+	}
+	__atomic_store_n(&b->ctrl->sq_prod, b->sq_prod, __ATOMIC_RELEASE);
+	return bare_kick(b, NVX_UVM_PORT_DOORBELL);
+}
+
+/* Take and answer @n requests; the VM takes the completions. */
+static int answer_all(int ep, struct bare *b, unsigned int n)
+{
+	struct nvx_uvm_recv r;
+	struct nvx_uvm_reply rep;
+	struct nvx_uvm_msg m;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		ret = recv_nb(ep, &r);
+		if (ret)
+			return ret;
+		rep = (struct nvx_uvm_reply){
+			.cookie = r.cookie, .msg.type = r.msg.type,
+		};
+		ret = nvx_ioctl(ep, NVX_UVM_EP_IOC_REPLY, &rep);
+		if (ret)
+			return ret;
+	}
+	while (!bare_complete(b, &m))
+		;
+	return recv_nb(ep, &r) == -EAGAIN ? 0 : -EPROTO;
+}
+
+/* The receiver: this thread, a vector fd for VEC. */
+static void receiver(struct __test_metadata *_metadata, int fd, int *rfd,
+		     int *vfd)
+{
+	*rfd = do_register(fd, NULL, 0, 0);
+	ASSERT_LE(0, *rfd);
+	ASSERT_LE(0, do_vector(fd, VEC, vfd));
+}
+
+/*
+ * One vector per arrival batch: 3 requests in one doorbell, then 2 in
+ * another, each batch answered before the next: two deliveries, and the
+ * endpoint counts two posts. A VM_GONE notice posts one too.
+ */
+ABI_TEST(notify_per_batch)
+{
+	int rfd, vfd, ep = self->e.ep;
+	struct nvx_uvm_recv r;
+	struct bare *b;
+
+	receiver(_metadata, self->e.fd, &rfd, &vfd);
+	ASSERT_EQ(0, set_notify(ep, vfd));
+	EXPECT_EQ(1, fdinfo_num(ep, "notify"));
+	EXPECT_EQ(1, fdinfo_num(vfd, "kernel_senders"));
+	ASSERT_EQ(0, bare_new(&self->e, &b));
+	ASSERT_EQ(0, bare_attach(&self->e, b, ep, NVX_UVM_ATTACH_SLOW));
+	EXPECT_EQ(0ULL, handled_vec(VEC));
+
+	ASSERT_EQ(0, post_batch(b, 3, 100));
+	EXPECT_EQ(1ULL, handled_vec(VEC));
+	EXPECT_EQ(0, answer_all(ep, b, 3));
+	ASSERT_EQ(0, post_batch(b, 2, 200));
+	EXPECT_EQ(2ULL, handled_vec(VEC));
+	EXPECT_EQ(0, answer_all(ep, b, 2));
+	EXPECT_EQ(2, fdinfo_num(ep, "notified"));
+
+	/* the VM goes: its notice is an arrival */
+	close(b->chan_fd);
+	b->chan_fd = -1;
+	EXPECT_EQ(0, wait_vec(VEC, 3, WAIT_LONG, true));
+	EXPECT_EQ(0, recv_gone(ep, b->vm_id, NVX_UVM_DETACHED, &r));
+	EXPECT_EQ(3, fdinfo_num(ep, "notified"));
+
+	EXPECT_EQ(0, set_notify(ep, -1));
+	EXPECT_EQ(0, fdinfo_num(ep, "notify"));
+	EXPECT_EQ(0, fdinfo_num(vfd, "kernel_senders"));
+	EXPECT_EQ(0, do_unregister(self->e.fd));
+	close(vfd);
+}
+
+/*
+ * With delivery off, two batches post twice and the vector is pending
+ * once; turned on, it is delivered once. Requests that arrived before
+ * the vector was set are posted for when it is set.
+ */
+ABI_TEST(notify_masked_and_late)
+{
+	int rfd, vfd, ep = self->e.ep;
+	struct bare *b;
+
+	receiver(_metadata, self->e.fd, &rfd, &vfd);
+	ASSERT_EQ(0, bare_new(&self->e, &b));
+	ASSERT_EQ(0, bare_attach(&self->e, b, ep, NVX_UVM_ATTACH_SLOW));
+
+	/* queued before: the vector is posted when it is set */
+	ASSERT_EQ(0, post_batch(b, 1, 1));
+	EXPECT_EQ(0ULL, handled_vec(VEC));
+	ASSERT_EQ(0, set_notify(ep, vfd));
+	EXPECT_EQ(1ULL, handled_vec(VEC));
+	EXPECT_EQ(0, answer_all(ep, b, 1));
+
+	__atomic_store_n(&my_page->enabled, 0, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(0, post_batch(b, 1, 10));
+	ASSERT_EQ(0, post_batch(b, 2, 20));
+	EXPECT_EQ(1ULL, handled_vec(VEC));
+	EXPECT_EQ(1ULL << VEC, my_page->pending);
+	EXPECT_EQ(3, fdinfo_num(ep, "notified"));
+	__atomic_store_n(&my_page->enabled, 1, __ATOMIC_SEQ_CST);
+	EXPECT_EQ(0, do_wait(self->e.fd, 0));
+	EXPECT_EQ(2ULL, handled_vec(VEC));
+	EXPECT_EQ(0, answer_all(ep, b, 3));
+	EXPECT_EQ(0, do_unregister(self->e.fd));
+	close(vfd);
+}
+
+/*
+ * The receiver's registration ends, or its vector fd is closed: the next
+ * arrival's post fails, the endpoint drops the vector and goes on with
+ * RECV alone (the request is there), and the vector fd counts no holder.
+ */
+ABI_TEST(notify_receiver_gone)
+{
+	int rfd, vfd, ep = self->e.ep;
+	struct bare *b;
+
+	ASSERT_EQ(0, bare_new(&self->e, &b));
+	ASSERT_EQ(0, bare_attach(&self->e, b, ep, NVX_UVM_ATTACH_SLOW));
+
+	/* unregistered: -ESRCH */
+	receiver(_metadata, self->e.fd, &rfd, &vfd);
+	ASSERT_EQ(0, set_notify(ep, vfd));
+	EXPECT_EQ(0, do_unregister(self->e.fd));
+	ASSERT_EQ(0, post_batch(b, 2, 1));
+	EXPECT_EQ(0, fdinfo_num(ep, "notify"));
+	EXPECT_EQ(0, fdinfo_num(vfd, "kernel_senders"));
+	EXPECT_EQ(0, fdinfo_num(ep, "notified"));
+	EXPECT_EQ(0, answer_all(ep, b, 2));
+	close(vfd);
+
+	/* the vector fd closed: -EPIPE */
+	receiver(_metadata, self->e.fd, &rfd, &vfd);
+	ASSERT_EQ(0, set_notify(ep, vfd));
+	close(vfd);
+	ASSERT_EQ(0, post_batch(b, 1, 10));
+	EXPECT_EQ(0ULL, handled_vec(VEC));
+	EXPECT_EQ(0, fdinfo_num(ep, "notify"));
+	EXPECT_EQ(0, answer_all(ep, b, 1));
+	EXPECT_EQ(0, do_unregister(self->e.fd));
+}
+
+/* An endpoint that goes drops its vector: the vector fd says so. */
+ABI_TEST(notify_endpoint_closed)
+{
+	struct nvx_uvm_endpoint e = { .flags = NVX_UVM_EP_CLOEXEC };
+	int rfd, vfd;
+
+	receiver(_metadata, self->e.fd, &rfd, &vfd);
+	ASSERT_EQ(0, nvx_ioctl(self->e.fd, NVX_IOC_UVM_ENDPOINT, &e));
+	ASSERT_EQ(0, set_notify(e.fd, vfd));
+	ASSERT_EQ(0, set_notify(self->e.ep, vfd));
+	EXPECT_EQ(2, fdinfo_num(vfd, "kernel_senders"));
+	close(e.fd);
+	EXPECT_EQ(1, fdinfo_num(vfd, "kernel_senders"));
+	/* replaced by itself: still one */
+	ASSERT_EQ(0, set_notify(self->e.ep, vfd));
+	EXPECT_EQ(1, fdinfo_num(vfd, "kernel_senders"));
+	EXPECT_EQ(0, do_unregister(self->e.fd));
+	EXPECT_EQ(0, set_notify(self->e.ep, -1));
+	EXPECT_EQ(0, fdinfo_num(vfd, "kernel_senders"));
+	close(vfd);
+}
+
+ABI_TEST(notify_bad_input)
+{
+	struct nvx_uvm_notify n = { .vector_fd = -1 };
+	int rfd, vfd, ep = self->e.ep, closed;
+
+	receiver(_metadata, self->e.fd, &rfd, &vfd);
+	n.flags = 1;
+	EXPECT_EQ(-EINVAL, nvx_ioctl(ep, NVX_UVM_EP_IOC_NOTIFY, &n));
+	n.flags = 0;
+	n.reserved = 1;
+	EXPECT_EQ(-EINVAL, nvx_ioctl(ep, NVX_UVM_EP_IOC_NOTIFY, &n));
+	n.reserved = 0;
+	n.vector_fd = -2;
+	EXPECT_EQ(-EINVAL, nvx_ioctl(ep, NVX_UVM_EP_IOC_NOTIFY, &n));
+	/* not a vector fd: the endpoint, the receiver fd, /dev/nvx */
+	EXPECT_EQ(-EINVAL, set_notify(ep, ep));
+	EXPECT_EQ(-EINVAL, set_notify(ep, rfd));
+	EXPECT_EQ(-EINVAL, set_notify(ep, self->e.fd));
+	closed = dup(vfd);
+	ASSERT_LE(0, closed);
+	close(closed);
+	EXPECT_EQ(-EBADF, set_notify(ep, closed));
+	EXPECT_EQ(0, fdinfo_num(ep, "notify"));
+	EXPECT_EQ(0, fdinfo_num(vfd, "kernel_senders"));
+	/* a short struct */
+	EXPECT_EQ(-EINVAL, nvx_ioctl(ep, nvx_ioc_resize(NVX_UVM_EP_IOC_NOTIFY,
+							4), &n));
+	/* clearing what is not set is fine */
+	EXPECT_EQ(0, set_notify(ep, -1));
+	EXPECT_EQ(0, do_unregister(self->e.fd));
+	close(vfd);
+}
+
+TEST_HARNESS_MAIN
