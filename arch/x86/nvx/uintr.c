@@ -341,13 +341,13 @@ static int nvx_uintr_post(struct nvx_uintr_recv *r, u32 vector,
 
 	if (READ_ONCE(r->dead))
 		return -ESRCH;
+	/* the time before the bit: a delivery may follow the bit at once */
+	if (trace_nvx_uintr_deliver_enabled() &&
+	    !test_bit(vector, nvx_pending(r)))
+		WRITE_ONCE(r->posted_ns[vector], ktime_get_ns());
 	was = test_and_set_bit(vector, nvx_pending(r));
 	atomic64_inc(&r->posted);
-	if (trace_nvx_uintr_post_enabled()) {
-		if (!was && trace_nvx_uintr_deliver_enabled())
-			WRITE_ONCE(r->posted_ns[vector], ktime_get_ns());
-		trace_nvx_uintr_post(task_pid_nr(r->task), vector, was, src);
-	}
+	trace_nvx_uintr_post(task_pid_nr(r->task), vector, was, src);
 	/* the bit is visible before a waiter is looked for or kicked */
 	smp_mb__after_atomic();
 	if (wq_has_sleeper(&r->wq))
