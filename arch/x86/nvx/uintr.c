@@ -252,6 +252,7 @@ static void nvx_uintr_deliver(struct nvx_uintr_recv *r, struct pt_regs *regs)
 	struct nvx_uintr_frame frame;
 	unsigned long sp, pend;
 	unsigned int v;
+	u64 t;
 
 	if (!user_mode(regs) || !READ_ONCE(p->enabled))
 		return;
@@ -290,11 +291,10 @@ static void nvx_uintr_deliver(struct nvx_uintr_recv *r, struct pt_regs *regs)
 	WRITE_ONCE(p->delivered, p->delivered + 1);
 	WRITE_ONCE(r->delivered, r->delivered + 1);
 	atomic64_inc(&nvx_uintr_delivered);
-	if (trace_nvx_uintr_deliver_enabled()) {
-		u64 t = xchg(&r->posted_ns[v], 0);
-
+	/* cleared at every delivery, so that a stale time is never used */
+	t = xchg(&r->posted_ns[v], 0);
+	if (trace_nvx_uintr_deliver_enabled())
 		trace_nvx_uintr_deliver(v, t ? ktime_get_ns() - t : 0);
-	}
 }
 
 static void nvx_uintr_work(struct callback_head *cb)

@@ -128,9 +128,31 @@ bool nvx_srq_cq_room(struct nvx_srq *srq, u32 queue, unsigned int n)
 }
 EXPORT_SYMBOL_GPL(nvx_srq_cq_room);
 
+/**
+ * nvx_srq_notify_post() - post a queue's vector, if it has one
+ * @q: the queue.
+ *
+ * A post that fails (the vector fd closed, the receiver's registration
+ * ended) drops the vector. Any context.
+ */
+void nvx_srq_notify_post(struct nvx_srq_queue *q)
+{
+	struct nvx_uintr_vec *v;
+
+	/* in the read section: @v cannot be freed and its address reused */
+	rcu_read_lock();
+	v = rcu_dereference(q->notify);
+	if (v && !nvx_uintr_vec_post(v, NVX_UINTR_SRC_SRQ))
+		atomic64_inc(&q->notified);
+	else if (v && unrcu_pointer(cmpxchg(&q->notify, RCU_INITIALIZER(v),
+					    NULL)) == v)
+		nvx_uintr_vec_put(v);
+	rcu_read_unlock();
+}
+
 /*
- * A queue that just published a completion: post its vector if its ring
- * was empty. The instance empties the ring by writing ``cons`` = ``prod``, then
+ * A queue that just published completion @prod - 1 (its producer index
+ * is now @prod): post its vector if its ring was empty. The instance empties the ring by writing ``cons`` = ``prod``, then
  * (a full barrier) reads ``prod`` again before it waits; here the
  * completion is published, then (a full barrier) ``cons`` is read: one
  * of the two sees the other's write, so an instance never waits on a
@@ -138,28 +160,12 @@ EXPORT_SYMBOL_GPL(nvx_srq_cq_room);
  * emptied ring posts: once per burst. A post that fails (the vector fd
  * closed, the receiver's registration ended) drops the vector.
  */
-static void nvx_srq_notify(struct nvx_srq *srq, struct nvx_srq_queue *q)
+static void nvx_srq_notify(struct nvx_srq_queue *q, u32 prod)
 {
-	struct nvx_uintr_vec *v;
-	int ret = 0;
-
 	/* pairs with the instance's barrier between cons and its re-read */
 	smp_mb();
-	if (READ_ONCE(q->hdr->cons) != q->prod - 1)
-		return;
-	rcu_read_lock();
-	v = rcu_dereference(q->notify);
-	if (v)
-		ret = nvx_uintr_vec_post(v, NVX_UINTR_SRC_SRQ);
-	rcu_read_unlock();
-	if (!v)
-		return;
-	if (!ret) {
-		atomic64_inc(&q->notified);
-		return;
-	}
-	if (unrcu_pointer(cmpxchg(&q->notify, RCU_INITIALIZER(v), NULL)) == v)
-		nvx_uintr_vec_put(v);
+	if (READ_ONCE(q->hdr->cons) == prod - 1)
+		nvx_srq_notify_post(q);
 }
 
 /**
@@ -184,6 +190,7 @@ void nvx_srq_complete(struct nvx_srq *srq, u32 queue, u32 buf, u32 stride,
 	struct nvx_srq_buf *b = &srq->bufs[buf];
 	struct nvx_srq_pool *pool = &srq->pools[b->pool];
 	struct nvx_srq_cqe *cqe;
+	u32 prod;
 
 	spin_lock(&srq->lock);
 	/*
@@ -222,12 +229,17 @@ void nvx_srq_complete(struct nvx_srq *srq, u32 queue, u32 buf, u32 stride,
 	cqe->len = len;
 	cqe->flags = flags;
 	cqe->pad = 0;
-	q->prod++;
+	prod = ++q->prod;
 	/* pairs with the instance's acquire of prod: entry before index */
-	smp_store_release(&q->hdr->prod, q->prod);
+	smp_store_release(&q->hdr->prod, prod);
 	spin_unlock(&srq->lock);
+	/*
+	 * After the unlock: NOTIFY sets the vector, then reads prod under
+	 * srq->lock, so either it sees this completion or this sees its
+	 * vector.
+	 */
 	if (rcu_access_pointer(q->notify))
-		nvx_srq_notify(srq, q);
+		nvx_srq_notify(q, prod);
 }
 EXPORT_SYMBOL_GPL(nvx_srq_complete);
 

@@ -216,5 +216,6 @@ const struct nvx_srq_backend *nvx_srq_backend_of(struct net_device *dev);
 int nvx_srq_fill_stats(struct nvx_srq *srq, struct nvx_srq_stats *st);
 int nvx_srq_file_init(void);
 void nvx_srq_file_exit(void);
+void nvx_srq_notify_post(struct nvx_srq_queue *q);
 
 #endif /* _NVX_SRQ_CORE_H */

@@ -214,6 +214,7 @@ static int nvx_srq_ioc_notify(struct nvx_ucmd *ucmd)
 	struct nvx_srq_notify *a = ucmd->arg;
 	struct nvx_uintr_vec *v = NULL, *old;
 	struct nvx_srq_queue *q;
+	u32 prod;
 
 	if (a->flags || a->reserved || a->vector_fd < -1 ||
 	    a->queue >= srq->p.nr_queues)
@@ -227,11 +228,19 @@ static int nvx_srq_ioc_notify(struct nvx_ucmd *ucmd)
 	old = unrcu_pointer(xchg(&q->notify, RCU_INITIALIZER(v)));
 	if (old)
 		nvx_uintr_vec_put(old);
-	/* the ring's entries arrived before the vector: post for them */
-	smp_mb();
-	if (v && READ_ONCE(q->hdr->cons) != READ_ONCE(q->hdr->prod) &&
-	    !nvx_uintr_vec_post(v, NVX_UINTR_SRC_SRQ))
-		atomic64_inc(&q->notified);
+	if (!v)
+		return 0;
+	/*
+	 * Completions that came before the vector: post for them. The
+	 * vector is set before srq->lock is taken and a completion reads it
+	 * after its unlock: either this sees the completion's prod, or the
+	 * completion sees the vector (both may post: posts merge).
+	 */
+	spin_lock_bh(&srq->lock);
+	prod = q->prod;
+	spin_unlock_bh(&srq->lock);
+	if (READ_ONCE(q->hdr->cons) != prod)
+		nvx_srq_notify_post(q);
 	return 0;
 }
 

@@ -95,4 +95,8 @@ TRACE_EVENT(nvx_uintr_signal,
 
 #endif /* _TRACE_NVX_UINTR_H */
 
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE nvx_uintr
+
+/* This part must be outside protection */
 #include <trace/define_trace.h>

@@ -396,7 +396,7 @@ struct nvx_srq_info {
  * is replaced, the set goes, or a post fails because the vector fd was
  * closed or its thread's registration ended (then it drops it). Errors:
  * -EINVAL (flags, reserved, a queue out of range, an fd that is not a
- * vector fd), -EBADF, -EOPNOTSUPP (no user interrupts).
+ * vector fd), -EBADF, -EFAULT, -EOPNOTSUPP (no user interrupts).
  */
 struct nvx_srq_notify {
 	__u32 flags;

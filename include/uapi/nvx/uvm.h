@@ -568,12 +568,13 @@ struct nvx_uvm_policy {
  *
  * With a vector set, the endpoint posts it once per arrival batch (the
  * requests one doorbell queues, a VM_GONE notice), as well as waking
- * RECV and poll(); and once at once when something is already queued.
+ * RECV and poll(); and at once when something is already queued.
  * Posts of a pending vector merge. The endpoint holds the vector until
  * it is replaced, the endpoint goes, or a post fails because the vector
  * fd was closed or its thread's registration ended: then it drops it and
  * wakes RECV and poll() only. Errors: -EINVAL (flags, reserved, an fd
- * that is not a vector fd), -EBADF, -EOPNOTSUPP (no user interrupts).
+ * that is not a vector fd), -EBADF, -EFAULT, -EOPNOTSUPP (no user
+ * interrupts).
  */
 struct nvx_uvm_notify {
 	__u32 flags;

@@ -26,7 +26,10 @@
 
 static DEFINE_IDA(nvx_uvm_ep_ids);
 
-/* Take the endpoint's vector out if it is still @v; drop it then. */
+/*
+ * Take the endpoint's vector out if it is still @v; drop it then (its
+ * last reference goes through call_rcu: fine in a read section).
+ */
 static void nvx_uvm_ep_drop_notify(struct nvx_uvm_ep *ep,
 				   struct nvx_uintr_vec *v)
 {
@@ -55,17 +58,16 @@ void nvx_uvm_ep_notify(struct nvx_uvm_ep *ep)
 
 	if (!rcu_access_pointer(ep->notify))
 		return;
+	/* in the read section: @v cannot be freed and its address reused */
 	rcu_read_lock();
 	v = rcu_dereference(ep->notify);
 	if (v)
 		ret = nvx_uintr_vec_post(v, NVX_UINTR_SRC_ENDPOINT);
-	rcu_read_unlock();
-	if (!v)
-		return;
-	if (!ret)
+	if (v && !ret)
 		atomic64_inc(&ep->notified);
-	else
+	else if (v)
 		nvx_uvm_ep_drop_notify(ep, v);
+	rcu_read_unlock();
 }
 
 /*

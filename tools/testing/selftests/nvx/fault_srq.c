@@ -5,9 +5,11 @@
  * after each failure no fd, no set on the NIC, and the NIC takes a set
  * again; and of SRQ_IOC_TX (a frame allocated and copied in), STEER
  * (the table as before), RELEASE (the release ring as before) and the
- * calls that only report (QUERY, INFO, STATS).
+ * calls that only report (QUERY, INFO, STATS), and NOTIFY (no vector
+ * held).
  */
 #include "srq_fixture.h"
+#include "uintr_util.h"
 #include "fault_util.h"
 
 struct create_call {
@@ -431,6 +433,65 @@ SRQ_TEST(fault_queries)
 		EXPECT_LT(0U, res.points);
 	}
 	fault_arm_restore();
+}
+
+struct notify_call {
+	struct srq *s;
+	int vfd;
+};
+
+static int do_notify(void *arg)
+{
+	struct notify_call *nc = arg;
+	struct nvx_srq_notify n = { .queue = 1, .vector_fd = nc->vfd };
+
+	return nvx_ioctl(nc->s->fd, NVX_SRQ_IOC_NOTIFY, &n);
+}
+
+static void undo_notify(void *arg)
+{
+	struct notify_call *nc = arg;
+	struct nvx_srq_notify n = { .queue = 1, .vector_fd = -1 };
+
+	nvx_ioctl(nc->s->fd, NVX_SRQ_IOC_NOTIFY, &n);
+}
+
+/* No vector held: not by the queue, not counted by the vector fd. */
+static int check_notify(void *arg, char *why, size_t len)
+{
+	struct notify_call *nc = arg;
+	long long set = fdinfo_num(nc->s->fd, "queue1_notify");
+	long long held = fdinfo_num(nc->vfd, "kernel_senders");
+
+	if (set || held) {
+		snprintf(why, len, "after a failed NOTIFY: notify %lld, kernel_senders %lld",
+			 set, held);
+		return -1;
+	}
+	return 0;
+}
+
+SRQ_TEST(fault_notify)
+{
+	struct nvx_srq_params p = { .nr_queues = 2 };
+	struct notify_call nc = { .s = &self->s };
+	struct fault_call c = {
+		.what = "SRQ_IOC_NOTIFY", .call = do_notify,
+		.undo = undo_notify, .check = check_notify, .arg = &nc,
+	};
+
+	if (!fault_available())
+		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
+	ASSERT_EQ(0, srq_open(self->fd, &self->s, self->nic.ifindex, &p, 0));
+	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
+	ASSERT_LE(0, do_vector(self->fd, 3, &nc.vfd));
+	run(_metadata, &c);
+	EXPECT_EQ(0, do_notify(&nc));
+	EXPECT_EQ(1, fdinfo_num(self->s.fd, "queue1_notify"));
+	EXPECT_EQ(1, fdinfo_num(nc.vfd, "kernel_senders"));
+	undo_notify(&nc);
+	EXPECT_EQ(0, do_unregister(self->fd));
+	close(nc.vfd);
 }
 
 TEST_HARNESS_MAIN

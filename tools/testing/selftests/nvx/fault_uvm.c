@@ -8,9 +8,10 @@
  * the endpoint's queues and VMs as before. SET_POLICY of a VM: its
  * policy as before. The calls that only report (the endpoint's STATS
  * and GET_POLICY, the channel's STATUS): the argument as it was, and a
- * success gives what an unfaulted call gives.
+ * success gives what an unfaulted call gives. NOTIFY: no vector held.
  */
 #include "uvm_fixture.h"
+#include "uintr_util.h"
 #include "fault_util.h"
 
 FIXTURE(fault_uvm) {
@@ -466,6 +467,60 @@ TEST_F_TIMEOUT(fault_uvm, queries, 300)
 		EXPECT_TRUE(res.ok) TH_LOG("%s", res.why);
 		EXPECT_LT(0U, res.points);
 	}
+}
+
+struct notify_call {
+	int ep, vfd;
+};
+
+static int do_notify(void *arg)
+{
+	struct notify_call *nc = arg;
+	struct nvx_uvm_notify n = { .vector_fd = nc->vfd };
+
+	return nvx_ioctl(nc->ep, NVX_UVM_EP_IOC_NOTIFY, &n);
+}
+
+static void undo_notify(void *arg)
+{
+	struct notify_call *nc = arg;
+	struct nvx_uvm_notify n = { .vector_fd = -1 };
+
+	nvx_ioctl(nc->ep, NVX_UVM_EP_IOC_NOTIFY, &n);
+}
+
+/* No vector held: not by the endpoint, not counted by the vector fd. */
+static int check_notify(void *arg, char *why, size_t len)
+{
+	struct notify_call *nc = arg;
+	long long set = fdinfo_num(nc->ep, "notify");
+	long long held = fdinfo_num(nc->vfd, "kernel_senders");
+
+	if (set || held) {
+		snprintf(why, len, "after a failed NOTIFY: notify %lld, kernel_senders %lld",
+			 set, held);
+		return -1;
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(fault_uvm, notify, 300)
+{
+	struct notify_call nc = { .ep = self->e.ep };
+	struct fault_call c = {
+		.what = "EP_NOTIFY", .call = do_notify, .undo = undo_notify,
+		.check = check_notify, .arg = &nc,
+	};
+
+	ASSERT_LE(0, do_register(self->e.fd, NULL, 0, 0));
+	ASSERT_LE(0, do_vector(self->e.fd, 3, &nc.vfd));
+	run(_metadata, &c);
+	EXPECT_EQ(0, do_notify(&nc));
+	EXPECT_EQ(1, fdinfo_num(nc.ep, "notify"));
+	EXPECT_EQ(1, fdinfo_num(nc.vfd, "kernel_senders"));
+	undo_notify(&nc);
+	EXPECT_EQ(0, do_unregister(self->e.fd));
+	close(nc.vfd);
 }
 
 TEST_HARNESS_MAIN

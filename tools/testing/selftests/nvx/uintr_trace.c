@@ -49,6 +49,24 @@ static const char *const srcs[5] = {
 	"thread", "timer", "signal", "endpoint", "srq",
 };
 
+/* The pid of the task a trace line is of ("comm-PID [cpu] ..."), or -1. */
+static int line_tid(const char *line)
+{
+	const char *p = strstr(line, " [");
+	int tid = 0, mul = 1;
+
+	if (!p)
+		return -1;
+	while (p > line && p[-1] == ' ')
+		p--;
+	while (p > line && p[-1] >= '0' && p[-1] <= '9') {
+		tid += (p[-1] - '0') * mul;
+		mul *= 10;
+		p--;
+	}
+	return p > line && p[-1] == '-' && mul > 1 ? tid : -1;
+}
+
 static void trace_parse(char *text, pid_t tid, struct uintr_trace *t)
 {
 	char *line, *save = NULL, src[16];
@@ -82,6 +100,8 @@ static void trace_parse(char *text, pid_t tid, struct uintr_trace *t)
 		}
 		/* the deliveries and signals run in the receiver: this test */
 		p = strstr(line, "nvx_uintr_deliver: ");
+		if (p && line_tid(line) != tid)
+			continue;
 		if (p) {
 			if (sscanf(p + 19, "vector=%u latency_ns=%llu", &v,
 				   &ns) != 2 || v >= 64) {
@@ -107,6 +127,8 @@ static void trace_parse(char *text, pid_t tid, struct uintr_trace *t)
 			continue;
 		}
 		p = strstr(line, "nvx_uintr_signal: ");
+		if (p && line_tid(line) != tid)
+			continue;
 		if (p) {
 			if (sscanf(p + 18, "signo=%d vector=%u", &signo,
 				   &v) != 2) {
