@@ -205,17 +205,6 @@ static unsigned int run(struct __test_metadata *_metadata,
 	return res.points;
 }
 
-/* Every flow to queue @q. */
-static int steer_all(struct srq *s, uint16_t q)
-{
-	uint16_t table[NVX_SRQ_RSS_ENTRIES];
-	unsigned int i;
-
-	for (i = 0; i < NVX_SRQ_RSS_ENTRIES; i++)
-		table[i] = q;
-	return srq_steer(s, table, NVX_SRQ_RSS_ENTRIES);
-}
-
 struct steer_call {
 	struct srq *s;
 	const struct nic *nic;
@@ -227,13 +216,13 @@ static int do_steer(void *arg)
 {
 	struct steer_call *sc = arg;
 
-	return steer_all(sc->s, 1);
+	return srq_steer_all(sc->s, 1);
 }
 
 static void undo_steer(void *arg)
 {
 	struct steer_call *sc = arg;
-	int ret = steer_all(sc->s, 0);
+	int ret = srq_steer_all(sc->s, 0);
 
 	if (ret && !sc->bad[0])
 		snprintf(sc->bad, sizeof(sc->bad), "STEER back: %s",
@@ -283,7 +272,7 @@ SRQ_TEST(fault_steer)
 	if (!fault_available())
 		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
 	ASSERT_EQ(0, srq_open(self->fd, &self->s, self->nic.ifindex, &p, 0));
-	ASSERT_EQ(0, steer_all(&self->s, 0));
+	ASSERT_EQ(0, srq_steer_all(&self->s, 0));
 	run(_metadata, &c);
 	EXPECT_STREQ("", sc.bad);
 	/* and it steers */

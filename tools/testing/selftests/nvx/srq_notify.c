@@ -22,17 +22,6 @@ static int set_notify(struct srq *s, uint32_t queue, int vfd)
 	return nvx_ioctl(s->fd, NVX_SRQ_IOC_NOTIFY, &n);
 }
 
-/* Every flow to queue @q. */
-static int steer_to(struct srq *s, uint16_t q)
-{
-	uint16_t table[NVX_SRQ_RSS_ENTRIES];
-	unsigned int i;
-
-	for (i = 0; i < NVX_SRQ_RSS_ENTRIES; i++)
-		table[i] = q;
-	return srq_steer(s, table, NVX_SRQ_RSS_ENTRIES);
-}
-
 /* Queue @q's ring emptied by the instance: cons = prod. */
 static void drain(struct srq *s, uint32_t q)
 {
@@ -62,7 +51,7 @@ SRQ_TEST(notify_after_empty)
 
 	receiver(_metadata, self->fd, &rfd, &vfd);
 	ASSERT_EQ(0, srq_open(self->fd, s, self->nic.ifindex, &p, 0));
-	ASSERT_EQ(0, steer_to(s, 0));
+	ASSERT_EQ(0, srq_steer_all(s, 0));
 	ASSERT_EQ(0, set_notify(s, 0, vfd));
 	EXPECT_EQ(1, fdinfo_num(s->fd, "queue0_notify"));
 	EXPECT_EQ(0, fdinfo_num(s->fd, "queue1_notify"));
@@ -86,7 +75,7 @@ SRQ_TEST(notify_after_empty)
 
 	/* queue 1 has no vector */
 	drain(s, 0);
-	ASSERT_EQ(0, steer_to(s, 1));
+	ASSERT_EQ(0, srq_steer_all(s, 1));
 	ASSERT_EQ(0, send_frame(&self->nic, 100, SPORT, 20));
 	EXPECT_EQ(1U, cq_wait(s, 1, 1));
 	EXPECT_EQ(3ULL, handled_vec(VEC));

@@ -158,6 +158,7 @@ int rel_give(const struct srq *s, uint32_t r, uint32_t buf,
 	     uint32_t strides);
 int srq_stats(const struct srq *s, uint32_t q, struct nvx_srq_stats *st);
 int srq_steer(const struct srq *s, const uint16_t *table, uint32_t n);
+int srq_steer_all(const struct srq *s, uint16_t q);
 int wait_accounted(const struct srq *s, uint64_t sent,
 		   struct nvx_srq_stats *st);
 int wait_detached(int dev, int ifindex);

@@ -557,6 +557,21 @@ int srq_steer(const struct srq *s, const uint16_t *table, uint32_t n)
 }
 
 /**
+ * srq_steer_all() - steer every flow of @s to queue @q
+ * @s: the set
+ * @q: a queue of it
+ */
+int srq_steer_all(const struct srq *s, uint16_t q)
+{
+	uint16_t table[NVX_SRQ_RSS_ENTRIES];
+	unsigned int i;
+
+	for (i = 0; i < NVX_SRQ_RSS_ENTRIES; i++)
+		table[i] = q;
+	return srq_steer(s, table, NVX_SRQ_RSS_ENTRIES);
+}
+
+/**
  * wait_accounted() - wait until frames sent are accounted for
  * @s: the set
  * @sent: frames sent
