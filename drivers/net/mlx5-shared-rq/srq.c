@@ -152,7 +152,8 @@ void nvx_srq_notify_post(struct nvx_srq_queue *q)
 
 /*
  * A queue that just published completion @prod - 1 (its producer index
- * is now @prod): post its vector if its ring was empty. The instance empties the ring by writing ``cons`` = ``prod``, then
+ * is now @prod): post its vector if its ring was empty. The instance
+ * empties the ring by writing ``cons`` = ``prod``, then
  * (a full barrier) reads ``prod`` again before it waits; here the
  * completion is published, then (a full barrier) ``cons`` is read: one
  * of the two sees the other's write, so an instance never waits on a

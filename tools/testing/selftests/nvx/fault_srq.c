@@ -355,7 +355,8 @@ static int check_release(void *arg, char *why, size_t len)
 		snprintf(why, len, "release ring full");
 		return -1;
 	}
-	snprintf(why, len, "after a failed RELEASE (%s): %u entries left, garbage %llu, before %llu",
+	snprintf(why, len,
+		 "after a failed RELEASE (%s): %u entries left, garbage %llu, before %llu",
 		 strerror(-rc->ret), left,
 		 (unsigned long long)garbage_count(rc->s),
 		 (unsigned long long)rc->garbage);

@@ -196,8 +196,8 @@ SRQ_TEST(notify_bad_input)
 	close(closed);
 	EXPECT_EQ(-EBADF, set_notify(s, 0, closed));
 	EXPECT_EQ(0, fdinfo_num(vfd, "kernel_senders"));
-	EXPECT_EQ(-EINVAL, nvx_ioctl(s->fd, nvx_ioc_resize(NVX_SRQ_IOC_NOTIFY,
-							    8), &n));
+	EXPECT_EQ(-EINVAL,
+		  nvx_ioctl(s->fd, nvx_ioc_resize(NVX_SRQ_IOC_NOTIFY, 8), &n));
 	EXPECT_EQ(0, set_notify(s, 1, -1));
 	EXPECT_EQ(0, do_unregister(self->fd));
 	close(vfd);

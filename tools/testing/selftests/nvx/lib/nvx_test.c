@@ -282,7 +282,7 @@ const char *tracefs_with(const char *event)
 	char path[160];
 	unsigned int i;
 
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
 		snprintf(path, sizeof(path), "%sevents/nvx/%s/enable", dirs[i],
 			 event);
 		if (!access(path, W_OK))
