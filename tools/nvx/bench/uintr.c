@@ -51,7 +51,9 @@ static const char * const nvx_uk_names[NVX_UK_COUNT] = {
 	[NVX_UK_SIGNAL]	= "signal",
 };
 
-const uint64_t nvx_ub_periods[4] = { 10000, 20000, 50000, 100000 };
+const uint64_t nvx_ub_periods[NVX_UB_NR_PERIODS] = {
+	10000, 20000, 50000, 100000, 200000, 500000, 1000000, 2000000, 5000000,
+};
 
 /**
  * nvx_ub_gettid() - the calling thread's id
@@ -607,6 +609,72 @@ static const char *nvx_ub_no_ratio(const struct nvx_ub *ub, unsigned int i)
 	return nvx_ub_neither;
 }
 
+/* The share of its wanted ticks a timer delivered at period @i. */
+static double nvx_ub_kept(const struct nvx_ub_load *l, unsigned int i)
+{
+	return nvx_ub_ticks_per_s(l) * nvx_ub_periods[i] / NVX_NSEC_PER_SEC;
+}
+
+/* Whether both timers kept their rate at period @i (>= 90 %). */
+static bool nvx_ub_both_keep(const struct nvx_ub *ub, unsigned int i)
+{
+	return nvx_ub_kept(&ub->load[i][NVX_UK_NVX], i) >= NVX_UB_KEEP &&
+	       nvx_ub_kept(&ub->load[i][NVX_UK_SIGNAL], i) >= NVX_UB_KEEP;
+}
+
+/* CPU time lost per delivered tick, ns: the overhead / ticks per s. */
+static double nvx_ub_cost(const struct nvx_ub *ub,
+			  const struct nvx_ub_load *l)
+{
+	double t = nvx_ub_ticks_per_s(l);
+
+	if (!(t > 0))
+		return NAN;
+	return nvx_ub_overhead(ub, l) * NVX_NSEC_PER_SEC / t;
+}
+
+/*
+ * signal / nvx CPU cost per delivered tick at period @i: NAN when nvx's
+ * overhead is about none (nvx_ub_no_ratio() says why).
+ */
+static double nvx_ub_cost_ratio(const struct nvx_ub *ub, unsigned int i)
+{
+	if (!(nvx_ub_overhead(ub, &ub->load[i][NVX_UK_NVX]) >=
+	      NVX_UB_MIN_OVERHEAD))
+		return NAN;
+	return nvx_ub_cost(ub, &ub->load[i][NVX_UK_SIGNAL]) /
+	       nvx_ub_cost(ub, &ub->load[i][NVX_UK_NVX]);
+}
+
+/* The headline's period: the shortest at which both keep their rate. */
+static int nvx_ub_headline_period(const struct nvx_ub *ub)
+{
+	unsigned int i;
+
+	for (i = 0; i < NVX_UB_NR_PERIODS; i++)
+		if (nvx_ub_both_keep(ub, i))
+			return i;
+	return -1;
+}
+
+static const char nvx_ub_none_keeps[] =
+	"at no period did both timers keep 90% of their rate: no headline";
+
+/* Why there is no headline, or NULL. */
+static const char *nvx_ub_headline_why(const struct nvx_ub *ub)
+{
+	int h = nvx_ub_headline_period(ub);
+
+	return h < 0 ? nvx_ub_none_keeps : nvx_ub_no_ratio(ub, h);
+}
+
+static double nvx_ub_headline(const struct nvx_ub *ub)
+{
+	int h = nvx_ub_headline_period(ub);
+
+	return h < 0 ? NAN : nvx_ub_cost_ratio(ub, h);
+}
+
 /* Round trip or one-way ratio @num / @den of the means: NAN if none. */
 static double nvx_ub_lat_ratio(const struct nvx_ub *ub, int mode,
 			       enum nvx_ub_method num, enum nvx_ub_method den)
@@ -650,8 +718,9 @@ static void nvx_ub_json_ratios(struct nvx_json *j, const struct nvx_ub *ub,
 static void nvx_ub_print_json(const struct nvx_ub *ub)
 {
 	struct nvx_json *j = &ub->ctx->js;
-	unsigned int i, h = NVX_UB_HEADLINE;
+	int h = nvx_ub_headline_period(ub);
 	int m, mode, k;
+	unsigned int i;
 
 	nvx_json_object_begin(j, NULL);
 	nvx_json_array_begin(j, "cpus");
@@ -701,18 +770,31 @@ static void nvx_ub_print_json(const struct nvx_ub *ub)
 			nvx_json_double(j, "slowdown", nvx_ub_slowdown(ub, l));
 			nvx_json_double(j, "ticks_per_s",
 					nvx_ub_ticks_per_s(l));
+			nvx_json_double(j, "kept", nvx_ub_kept(l, i));
+			nvx_json_double(j, "cpu_ns_per_tick",
+					nvx_ub_cost(ub, l));
 			nvx_json_u64(j, "watchdog_windows", l->watchdog);
 			nvx_json_end(j);
 		}
+		nvx_json_bool(j, "nominal", i < NVX_UB_NR_NOMINAL);
+		nvx_json_bool(j, "saturated", !nvx_ub_both_keep(ub, i));
 		nvx_json_double(j, "signal_nvx", nvx_ub_ratio(ub, i));
+		nvx_json_double(j, "signal_nvx_per_tick",
+				nvx_ub_cost_ratio(ub, i));
 		nvx_json_str(j, "no_ratio", nvx_ub_no_ratio(ub, i));
 		nvx_json_end(j);
 	}
 	nvx_json_end(j);
 	nvx_json_end(j);
 
-	nvx_json_double(j, "headline", nvx_ub_ratio(ub, h));
-	nvx_json_str(j, "headline_note", nvx_ub_no_ratio(ub, h));
+	nvx_json_double(j, "headline", nvx_ub_headline(ub));
+	if (h < 0)
+		nvx_json_null(j, "headline_period_ns");
+	else
+		nvx_json_u64(j, "headline_period_ns", nvx_ub_periods[h]);
+	nvx_json_str(j, "headline_note", nvx_ub_headline_why(ub));
+	nvx_json_double(j, "overhead_ratio_20us",
+			nvx_ub_ratio(ub, NVX_UB_AT_20US));
 	nvx_json_end(j);
 }
 
@@ -731,7 +813,8 @@ static const char *nvx_ub_fmt_ratio(char *buf, size_t size, double r,
 
 static void nvx_ub_print_text(const struct nvx_ub *ub)
 {
-	unsigned int i, h = NVX_UB_HEADLINE;
+	int h = nvx_ub_headline_period(ub);
+	unsigned int i;
 	const struct nvx_ub_stat *s;
 	const char *why, *note = NULL;
 	char r1[16], r2[16], r3[16];
@@ -784,41 +867,51 @@ static void nvx_ub_print_text(const struct nvx_ub *ub)
 	       (double)ub->window_ns / NVX_NSEC_PER_MSEC);
 	printf("baseline, no timer: %.4g iterations/s (windows spread %.1f%%)\n",
 	       nvx_ub_rate(&ub->base), 100 * nvx_ub_spread(ub));
-	printf("%-8s %10s %12s %10s %12s %10s %11s\n", "period",
-	       "wanted/s", "nvx ticks/s", "nvx CPU", "sig ticks/s", "sig CPU",
-	       "signal/nvx");
+	printf("%-8s %9s %6s %8s %9s %6s %8s %9s %9s %9s\n", "period",
+	       "wanted/s", "nvx", "nvx CPU", "nvx ns", "sig", "sig CPU",
+	       "sig ns", "sig/nvx", "per tick");
 	for (i = 0; i < NVX_UB_NR_PERIODS; i++) {
 		const struct nvx_ub_load *n = &ub->load[i][NVX_UK_NVX];
 		const struct nvx_ub_load *g = &ub->load[i][NVX_UK_SIGNAL];
 
 		why = nvx_ub_no_ratio(ub, i);
-		printf("%5llu us %10.0f %12.0f %9.2f%% %12.0f %9.2f%% %11s\n",
+		printf("%5llu us %9.0f %5.0f%% %7.2f%% %9.0f %5.0f%% %7.2f%% %9.0f %9s %9s%s\n",
 		       (unsigned long long)(nvx_ub_periods[i] /
 					    NVX_NSEC_PER_USEC),
 		       (double)NVX_NSEC_PER_SEC / nvx_ub_periods[i],
-		       nvx_ub_ticks_per_s(n), 100 * nvx_ub_overhead(ub, n),
-		       nvx_ub_ticks_per_s(g), 100 * nvx_ub_overhead(ub, g),
+		       100 * nvx_ub_kept(n, i), 100 * nvx_ub_overhead(ub, n),
+		       nvx_ub_cost(ub, n),
+		       100 * nvx_ub_kept(g, i), 100 * nvx_ub_overhead(ub, g),
+		       nvx_ub_cost(ub, g),
 		       nvx_ub_fmt_ratio(r1, sizeof(r1), nvx_ub_ratio(ub, i),
-					why));
+					why),
+		       nvx_ub_fmt_ratio(r2, sizeof(r2),
+					nvx_ub_cost_ratio(ub, i), why),
+		       nvx_ub_both_keep(ub, i) ? "" : "  saturated");
 		watchdog += n->watchdog + g->watchdog;
 	}
-	printf("%s\n",
-	       "CPU: the share the interruptions took, 1 - rate / baseline rate (below 0: noise)");
+	printf("%s\n%s\n%s\n",
+	       "nvx, sig: ticks delivered / ticks wanted; saturated: one of them kept less than 90%",
+	       "CPU: the share the interruptions took, 1 - rate / baseline rate (below 0: noise)",
+	       "ns: CPU lost per delivered tick, CPU share / ticks per second; sig/nvx of the CPU shares, per tick of the ns");
 	if (watchdog)
 		printf("watchdog: stopped a timer in %u window%s, its handler left no time\n",
 		       watchdog, watchdog == 1 ? "" : "s");
 
-	why = nvx_ub_no_ratio(ub, h);
-	if (why) {
+	why = nvx_ub_headline_why(ub);
+	if (h < 0) {
+		printf("\nheadline: n/a (%s)\n", why);
+	} else if (why) {
 		printf("\nheadline: %s at %llu us (%s)\n",
 		       nvx_ub_fmt_ratio(r1, sizeof(r1), NAN, why),
 		       (unsigned long long)(nvx_ub_periods[h] /
 					    NVX_NSEC_PER_USEC), why);
 	} else {
-		printf("\nheadline: %.2f (at %llu us, %s)\n", nvx_ub_ratio(ub, h),
+		printf("\nheadline: %.2f (at %llu us, the shortest period both keep; %s)\n",
+		       nvx_ub_headline(ub),
 		       (unsigned long long)(nvx_ub_periods[h] /
 					    NVX_NSEC_PER_USEC),
-		       "signal overhead / nvx overhead");
+		       "signal / nvx CPU lost per delivered tick");
 		if (nvx_ub_overhead(ub, &ub->load[h][NVX_UK_NVX]) <
 		    nvx_ub_spread(ub))
 			note = nvx_ub_uncertain;
@@ -974,7 +1067,9 @@ const char nvx_bench_uintr_usage[] =
 	"signal/nvx, eventfd/nvx and eventfd/nvx_wait.\n"
 	"\n"
 	"(b) Preemption overhead. A compute loop runs on B's CPU for\n"
-	"windows of MS, interrupted every 10, 20, 50 and 100 us by the nvx\n"
+	"windows of MS, interrupted every 10, 20, 50 and 100 us (the\n"
+	"nominal periods) and 200 us, 500 us, 1, 2 and 5 ms (where a timer\n"
+	"under emulation keeps its rate) by the nvx\n"
 	"timer (NVX_IOC_UINTR_TIMER, a handler counts) or by a POSIX timer\n"
 	"(timer_create() with SIGEV_THREAD_ID, a sigaction() handler\n"
 	"counts), against windows without a timer in the same run. In\n"
@@ -982,18 +1077,23 @@ const char nvx_bench_uintr_usage[] =
 	"is the share of the CPU lost: 1 - iterations per second with the\n"
 	"timer / iterations per second without. Also the ticks actually\n"
 	"handled per second: a timer may not keep its period, under\n"
-	"emulation in particular. A watchdog stops a timer whose handler\n"
-	"leaves the loop no time at all, and says so.\n"
+	"emulation in particular; a period at which one of them delivers\n"
+	"less than 90% of its ticks is marked saturated. The CPU lost per\n"
+	"delivered tick is the overhead / ticks per second. A watchdog\n"
+	"stops a timer whose handler leaves the loop no time at all, and\n"
+	"says so.\n"
 	"\n"
 	"  --iters N    wake-ups per method and way in (a) (default 1000)\n"
 	"  --window MS  the length of one window in (b) (default 300)\n"
-	"  --rounds N   rounds of (b) (default 3): 12 windows each\n"
+	"  --rounds N   rounds of (b) (default 3): 27 windows each\n"
 	"\n"
-	"With the defaults the bench takes about 15 s, most of it in (b)\n"
-	"(rounds x 12 x MS). Times are from this machine; under QEMU TCG\n"
+	"With the defaults the bench takes about 30 s, most of it in (b)\n"
+	"(rounds x 27 x MS). Times are from this machine; under QEMU TCG\n"
 	"they are not hardware times: compare the ratios. The headline is\n"
-	"the signal's overhead / nvx's overhead at 20 us; it is null (text:\n"
-	"inf or n/a, with the reason) when nvx's overhead is below 0.1%.\n"
+	"the signal's CPU lost per delivered tick / nvx's, at the shortest\n"
+	"period at which both timers keep 90% of their rate; it is null\n"
+	"(text: inf or n/a, with the reason) when no period qualifies or\n"
+	"nvx's overhead there is below 0.1%.\n"
 	"JSON: \"cpus\", \"same_cpu\", \"latency\" (\"iters\", \"methods\":\n"
 	"per method \"receiver\", \"one_way\" and \"round_trip\" with\n"
 	"\"mean_ns\", \"p50_ns\", \"p99_ns\", \"min_ns\", \"max_ns\";\n"
@@ -1002,6 +1102,10 @@ const char nvx_bench_uintr_usage[] =
 	"per period \"period_ns\", \"wanted_ticks_per_s\", \"nvx\" and\n"
 	"\"signal\" with \"iters_per_s\", \"overhead\", \"slowdown\" (how much\n"
 	"longer a fixed amount of work takes: baseline rate / rate - 1),\n"
-	"\"ticks_per_s\", \"watchdog_windows\"; \"signal_nvx\" (of the\n"
-	"overheads), \"no_ratio\" (why it is null)), \"headline\" and\n"
-	"\"headline_note\".\n";
+	"\"ticks_per_s\", \"kept\" (ticks delivered / wanted),\n"
+	"\"cpu_ns_per_tick\", \"watchdog_windows\"; \"nominal\",\n"
+	"\"saturated\", \"signal_nvx\" (of the overheads),\n"
+	"\"signal_nvx_per_tick\" (of the CPU per tick), \"no_ratio\" (why\n"
+	"they are null)), \"headline\", \"headline_period_ns\",\n"
+	"\"headline_note\" and \"overhead_ratio_20us\" (the headline before\n"
+	"the sweep: signal / nvx overhead at 20 us).\n";

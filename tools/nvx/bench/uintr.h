@@ -63,11 +63,17 @@ enum {
 #define NVX_UB_SIG_A		SIGUSR2	/* to thread A in (a) */
 #define NVX_UB_SIG_B		SIGUSR1	/* to thread B in (a) */
 
-/* The timer periods of (b), ns (uintr.c); the headline is at 20 us. */
-extern const uint64_t nvx_ub_periods[4];
-#define NVX_UB_HEADLINE		1	/* 20 us in nvx_ub_periods[] */
-
-#define NVX_UB_NR_PERIODS	4
+/*
+ * The timer periods of (b), ns (uintr.c): the nominal 10, 20, 50 and
+ * 100 us, then longer ones, up to where both timers keep their rate
+ * (under emulation neither keeps it at 20 us).
+ */
+#define NVX_UB_NR_PERIODS	9
+#define NVX_UB_NR_NOMINAL	4
+extern const uint64_t nvx_ub_periods[NVX_UB_NR_PERIODS];
+#define NVX_UB_AT_20US		1	/* 20 us in nvx_ub_periods[] */
+/* a timer keeps its rate when it delivers this share of its ticks */
+#define NVX_UB_KEEP		0.9
 
 #if defined(__GLIBC__) && !defined(sigev_notify_thread_id)
 #define sigev_notify_thread_id	_sigev_un._tid
