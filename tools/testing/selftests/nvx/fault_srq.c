@@ -10,7 +10,7 @@
  */
 #include "srq_fixture.h"
 #include "uintr_util.h"
-#include "fault_util.h"
+#include "fault_fixture.h"
 
 struct create_call {
 	int dev, ifindex;
@@ -184,27 +184,6 @@ SRQ_TEST(fault_tx)
 	EXPECT_EQ(tc.sent + 1, tx_packets(&self->s));
 }
 
-/*
- * Run @c's sweep; the knobs are put back whatever happens. Returns the
- * number of failure points.
- */
-static unsigned int run(struct __test_metadata *_metadata,
-			struct fault_call *c)
-{
-	struct fault_result res = { };
-	int ret = fault_arm_setup();
-
-	EXPECT_EQ(0, ret);
-	if (ret)
-		return 0;
-	ret = fault_run(c, &res);
-	fault_arm_restore();
-	EXPECT_EQ(0, ret);
-	EXPECT_TRUE(res.ok) TH_LOG("%s", res.why);
-	EXPECT_LT(0U, res.points);
-	return res.points;
-}
-
 struct steer_call {
 	struct srq *s;
 	const struct nic *nic;
@@ -273,7 +252,7 @@ SRQ_TEST(fault_steer)
 		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
 	ASSERT_EQ(0, srq_open(self->fd, &self->s, self->nic.ifindex, &p, 0));
 	ASSERT_EQ(0, srq_steer_all(&self->s, 0));
-	run(_metadata, &c);
+	fault_sweep(_metadata, &c, true);
 	EXPECT_STREQ("", sc.bad);
 	/* and it steers */
 	ASSERT_EQ(0, do_steer(&sc));
@@ -378,7 +357,7 @@ SRQ_TEST(fault_release)
 		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
 	ASSERT_EQ(0, srq_open(self->fd, &self->s, self->nic.ifindex, &p, 0));
 	ASSERT_EQ(0, release_arm(&rc));
-	points = run(_metadata, &c);
+	points = fault_sweep(_metadata, &c, true);
 	EXPECT_STREQ("", rc.bad);
 	/* the result's copy, the last point, is the one late failure */
 	EXPECT_EQ(1U, rc.late);
@@ -475,7 +454,7 @@ SRQ_TEST(fault_notify)
 	ASSERT_EQ(0, srq_open(self->fd, &self->s, self->nic.ifindex, &p, 0));
 	ASSERT_LE(0, do_register(self->fd, NULL, 0, 0));
 	ASSERT_LE(0, do_vector(self->fd, 3, &nc.vfd));
-	run(_metadata, &c);
+	fault_sweep(_metadata, &c, true);
 	EXPECT_EQ(0, do_notify(&nc));
 	EXPECT_EQ(1, fdinfo_num(self->s.fd, "queue1_notify"));
 	EXPECT_EQ(1, fdinfo_num(nc.vfd, "kernel_senders"));

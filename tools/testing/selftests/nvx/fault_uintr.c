@@ -13,7 +13,7 @@
 #include <stdarg.h>
 
 #include "uintr_fixture.h"
-#include "fault_util.h"
+#include "fault_fixture.h"
 
 struct reg_call {
 	int fd;
@@ -51,27 +51,6 @@ static int check_reg(void *arg, char *why, size_t len)
 	return 0;
 }
 
-/*
- * Run @c's sweep; the knobs are put back whatever happens. Returns the
- * number of failure points.
- */
-static unsigned int run(struct __test_metadata *_metadata,
-			struct fault_call *c)
-{
-	struct fault_result res = { };
-	int ret = fault_arm_setup();
-
-	EXPECT_EQ(0, ret);
-	if (ret)
-		return 0;
-	ret = fault_run(c, &res);
-	fault_arm_restore();
-	EXPECT_EQ(0, ret);
-	EXPECT_TRUE(res.ok) TH_LOG("%s", res.why);
-	EXPECT_LT(0U, res.points);
-	return res.points;
-}
-
 TEST_F(uintr, fault_register)
 {
 	struct reg_call rc = { .fd = self->fd };
@@ -82,7 +61,7 @@ TEST_F(uintr, fault_register)
 
 	if (!fault_available())
 		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
-	run(_metadata, &c);
+	fault_sweep(_metadata, &c, true);
 	ASSERT_EQ(0, do_reg(&rc));
 	undo_reg(&rc);
 }
@@ -145,7 +124,7 @@ TEST_F(uintr, fault_vector_fd)
 	ASSERT_EQ(0, do_vec(&vc));
 	vc.base = vc.idx;
 	undo_vec(&vc);
-	run(_metadata, &c);
+	fault_sweep(_metadata, &c, true);
 	/* and a vector still works, at the same index */
 	ASSERT_EQ(0, do_vec(&vc));
 	EXPECT_EQ(vc.base, vc.idx);
@@ -248,7 +227,7 @@ TEST_F(uintr, fault_send)
 	if (!fault_available())
 		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
 	masked_setup(_metadata, &m);
-	run(_metadata, &c);
+	fault_sweep(_metadata, &c, true);
 	EXPECT_STREQ("", m.bad);
 	/* and it still sends */
 	EXPECT_EQ(0, do_send1(&m));
@@ -321,7 +300,7 @@ TEST_F(uintr, fault_send_many)
 	masked_setup(_metadata, &m);
 	for (i = 0; i < 3; i++)
 		mc.idx[i] = m.idx[i];
-	points = run(_metadata, &c);
+	points = fault_sweep(_metadata, &c, true);
 	EXPECT_STREQ("", m.bad);
 	/*
 	 * The index table's allocation and copy come before any send: the
@@ -393,7 +372,7 @@ TEST_F(uintr, fault_del_sender)
 	masked_setup(_metadata, &m);
 	dc.idx = do_vector(m.fd, 9, &dc.vfd);
 	ASSERT_LE(0, dc.idx);
-	run(_metadata, &c);
+	fault_sweep(_metadata, &c, true);
 	EXPECT_STREQ("", m.bad);
 	EXPECT_EQ(0, do_del1(&dc));
 	EXPECT_EQ(-ENOENT, nvx_uintr_send(m.fd, dc.idx));
@@ -452,7 +431,7 @@ TEST_F(uintr, fault_timer)
 	if (!fault_available())
 		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
 	masked_setup(_metadata, &m);
-	run(_metadata, &c);
+	fault_sweep(_metadata, &c, true);
 	EXPECT_STREQ("", m.bad);
 	/* the timer works: a tick comes */
 	EXPECT_EQ(0, do_timer1(&m));
@@ -497,7 +476,7 @@ TEST_F(uintr, fault_wait)
 		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
 	masked_setup(_metadata, &m);
 	ASSERT_EQ(0, do_send1(&m));
-	run(_metadata, &c);
+	fault_sweep(_metadata, &c, true);
 	/* delivery is off: the vector is still pending */
 	EXPECT_EQ(1ULL << 3, take_pending());
 	EXPECT_EQ(-ETIMEDOUT, do_wait1(&m));
@@ -554,7 +533,7 @@ TEST_F(uintr, fault_signal)
 		SKIP(return, "no fail-nth (CONFIG_FAULT_INJECTION)");
 	ASSERT_EQ(0, catch_signal(SIGUSR1));
 	masked_setup(_metadata, &m);
-	run(_metadata, &c);
+	fault_sweep(_metadata, &c, true);
 	EXPECT_STREQ("", m.bad);
 	/* routed, the signal becomes the vector */
 	EXPECT_EQ(0, do_signal1(&m));

@@ -12,7 +12,7 @@
  */
 #include "uvm_fixture.h"
 #include "uintr_util.h"
-#include "fault_util.h"
+#include "fault_fixture.h"
 
 FIXTURE(fault_uvm) {
 	struct env e;
@@ -61,15 +61,6 @@ static int ep_is(int ep, const struct nvx_uvm_ep_stats *want, char *why,
 	return 0;
 }
 
-static void run(struct __test_metadata *_metadata, struct fault_call *c)
-{
-	struct fault_result res;
-
-	ASSERT_EQ(0, fault_run(c, &res));
-	EXPECT_TRUE(res.ok) TH_LOG("%s", res.why);
-	EXPECT_LT(0U, res.points) TH_LOG("%s: no failure point", c->what);
-}
-
 struct ep_call {
 	int fd;
 	struct nvx_uvm_endpoint ep;
@@ -96,7 +87,7 @@ TEST_F_TIMEOUT(fault_uvm, endpoint, 300)
 		.undo = undo_endpoint, .arg = &ec,
 	};
 
-	run(_metadata, &c);
+	fault_sweep(_metadata, &c, false);
 }
 
 struct attach_call {
@@ -142,7 +133,7 @@ static void fault_attach(struct __test_metadata *_metadata, struct env *e,
 	};
 
 	ASSERT_EQ(0, bare_new(e, &ac.b));
-	run(_metadata, &c);
+	fault_sweep(_metadata, &c, false);
 	/* and the VM can still be attached */
 	ASSERT_EQ(0, bare_attach(e, ac.b, e->ep, flags));
 	undo_attach(&ac);
@@ -243,7 +234,7 @@ static void fault_recv(struct __test_metadata *_metadata, struct env *e,
 	ASSERT_EQ(0, bare_attach(e, mc.b, e->ep, NVX_UVM_ATTACH_SLOW));
 	ASSERT_EQ(0, post_one(&mc));
 	mc.want = (struct nvx_uvm_ep_stats){ .nr_vms = 1, .queued = 1 };
-	run(_metadata, &c);
+	fault_sweep(_metadata, &c, false);
 	/* the request is still there, once */
 	ASSERT_EQ(0, do_recv(&mc));
 	EXPECT_EQ(7U, mc.r.msg.tag);
@@ -304,7 +295,7 @@ TEST_F_TIMEOUT(fault_uvm, recv_notice, 300)
 
 	ASSERT_EQ(0, bare_new(&self->e, &gc.b));
 	undo_recv_gone(&gc);
-	run(_metadata, &c);
+	fault_sweep(_metadata, &c, false);
 	EXPECT_EQ(0, recv_gone(self->e.ep, gc.b->vm_id, NVX_UVM_DETACHED,
 			       &gc.r));
 	check_ep_idle(_metadata, self->e.ep);
@@ -348,7 +339,7 @@ TEST_F_TIMEOUT(fault_uvm, reply_pull, 300)
 	ASSERT_EQ(0, do_recv(&mc));
 	/* a failed REPLY leaves the request received */
 	mc.want = (struct nvx_uvm_ep_stats){ .nr_vms = 1, .taken = 1 };
-	run(_metadata, &c);
+	fault_sweep(_metadata, &c, false);
 	ASSERT_EQ(0, do_reply(&mc));
 	ASSERT_EQ(0, bare_complete(mc.b, &m));
 	EXPECT_EQ(300U, m.bulk_len);
@@ -431,7 +422,7 @@ TEST_F_TIMEOUT(fault_uvm, set_policy, 300)
 	ASSERT_EQ(0, bare_new(&self->e, &b));
 	ASSERT_EQ(0, bare_attach(&self->e, b, self->e.ep, 0));
 	pc.vm_id = b->vm_id;
-	run(_metadata, &c);
+	fault_sweep(_metadata, &c, false);
 	EXPECT_STREQ("", pc.bad);
 	ASSERT_EQ(0, do_set_policy(&pc));
 	EXPECT_EQ(1, vm_policy(&pc, &p));
@@ -514,7 +505,7 @@ TEST_F_TIMEOUT(fault_uvm, notify, 300)
 
 	ASSERT_LE(0, do_register(self->e.fd, NULL, 0, 0));
 	ASSERT_LE(0, do_vector(self->e.fd, 3, &nc.vfd));
-	run(_metadata, &c);
+	fault_sweep(_metadata, &c, false);
 	EXPECT_EQ(0, do_notify(&nc));
 	EXPECT_EQ(1, fdinfo_num(nc.ep, "notify"));
 	EXPECT_EQ(1, fdinfo_num(nc.vfd, "kernel_senders"));
