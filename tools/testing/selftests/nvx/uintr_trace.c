@@ -15,18 +15,8 @@ static const char *const uintr_events[] = {
 
 static int trace_enable(const char *dir, const char *val)
 {
-	char path[160];
-	unsigned int i;
-	int ret, first = 0;
-
-	for (i = 0; i < ARRAY_SIZE(uintr_events); i++) {
-		snprintf(path, sizeof(path), "%sevents/nvx/%s/enable", dir,
-			 uintr_events[i]);
-		ret = write_str(path, val);
-		if (ret && !first)
-			first = ret;
-	}
-	return first;
+	return trace_events_enable(dir, uintr_events,
+				   ARRAY_SIZE(uintr_events), val);
 }
 
 /* What the trace says of thread @tid's user interrupts. */

@@ -49,5 +49,7 @@ int fdinfo_get(int fd, const char *key, char *val, size_t len);
 long long fdinfo_num(int fd, const char *key);
 char *read_file(const char *path, size_t max);
 const char *tracefs_with(const char *event);
+int trace_events_enable(const char *dir, const char *const *events,
+			unsigned int n, const char *val);
 
 #endif /* NVX_TEST_H */

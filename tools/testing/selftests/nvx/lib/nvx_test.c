@@ -268,6 +268,32 @@ char *read_file(const char *path, size_t max)
 }
 
 /**
+ * trace_events_enable() - write @val to the enable file of nvx events
+ * @dir: the tracefs directory, from tracefs_with()
+ * @events: the events' names, as in events/nvx/NAME
+ * @n: how many
+ * @val: "1" to enable, "0" to disable
+ *
+ * Return: 0, or the first -errno (the other events are still written).
+ */
+int trace_events_enable(const char *dir, const char *const *events,
+			unsigned int n, const char *val)
+{
+	char path[160];
+	unsigned int i;
+	int ret, first = 0;
+
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%sevents/nvx/%s/enable", dir,
+			 events[i]);
+		ret = write_str(path, val);
+		if (ret && !first)
+			first = ret;
+	}
+	return first;
+}
+
+/**
  * tracefs_with() - the tracefs directory that has an nvx event
  * @event: the event's name, as in events/nvx/@event
  *

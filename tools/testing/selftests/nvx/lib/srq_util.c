@@ -938,18 +938,8 @@ const char *srq_tracefs(void)
  */
 int srq_trace_enable(const char *dir, const char *val)
 {
-	char path[128];
-	unsigned int i;
-	int ret, first = 0;
-
-	for (i = 0; i < ARRAY_SIZE(srq_events); i++) {
-		snprintf(path, sizeof(path), "%sevents/nvx/%s/enable", dir,
-			 srq_events[i]);
-		ret = write_str(path, val);
-		if (ret && !first)
-			first = ret;
-	}
-	return first;
+	return trace_events_enable(dir, srq_events, ARRAY_SIZE(srq_events),
+				   val);
 }
 
 /**
