@@ -430,7 +430,13 @@ static void nvx_ub_pair_cleanup(struct nvx_ub_pair *p, const pthread_t *b)
 	nvx_ub_cur = NULL;
 }
 
-static void nvx_ub_stat(uint64_t *v, unsigned int n, struct nvx_ub_stat *s)
+/**
+ * nvx_ub_stat() - sort samples and sum them up
+ * @v: the samples.
+ * @n: how many, at least 1.
+ * @s: the mean, minimum, median, 99th percentile and maximum.
+ */
+void nvx_ub_stat(uint64_t *v, unsigned int n, struct nvx_ub_stat *s)
 {
 	double sum = 0;
 	unsigned int i;
@@ -715,6 +721,15 @@ static void nvx_ub_json_ratios(struct nvx_json *j, const struct nvx_ub *ub,
 	nvx_json_end(j);
 }
 
+/* (c): blocked RECV (or poll) / user interrupt, of the means. */
+static double nvx_ub_react_ratio(const struct nvx_ub *ub,
+				 enum nvx_ur_method m)
+{
+	double u = ub->react[NVX_UR_UINTR].mean_ns;
+
+	return u > 0 && !ub->react_skip ? ub->react[m].mean_ns / u : NAN;
+}
+
 static void nvx_ub_print_json(const struct nvx_ub *ub)
 {
 	struct nvx_json *j = &ub->ctx->js;
@@ -747,6 +762,28 @@ static void nvx_ub_print_json(const struct nvx_ub *ub)
 	nvx_json_end(j);
 	nvx_json_end(j);
 
+	nvx_json_object_begin(j, "reaction");
+	if (ub->react_skip) {
+		nvx_json_str(j, "skipped", ub->react_skip);
+	} else {
+		nvx_json_u64(j, "iters", ub->iters);
+		nvx_json_object_begin(j, "methods");
+		for (m = 0; m < NVX_UR_COUNT; m++) {
+			nvx_json_object_begin(j, nvx_ur_names[m]);
+			nvx_json_str(j, "receiver", nvx_ur_receiver[m]);
+			nvx_ub_json_stat(j, "time", &ub->react[m]);
+			nvx_json_end(j);
+		}
+		nvx_json_end(j);
+	}
+	nvx_json_object_begin(j, "ratios");
+	nvx_json_double(j, "recv_uintr",
+			nvx_ub_react_ratio(ub, NVX_UR_RECV));
+	nvx_json_double(j, "poll_uintr",
+			nvx_ub_react_ratio(ub, NVX_UR_POLL));
+	nvx_json_end(j);
+	nvx_json_end(j);
+
 	nvx_json_object_begin(j, "preemption");
 	nvx_json_u64(j, "window_ns", ub->window_ns);
 	nvx_json_u64(j, "rounds", ub->rounds);
@@ -770,6 +807,7 @@ static void nvx_ub_print_json(const struct nvx_ub *ub)
 			nvx_json_double(j, "slowdown", nvx_ub_slowdown(ub, l));
 			nvx_json_double(j, "ticks_per_s",
 					nvx_ub_ticks_per_s(l));
+			nvx_json_u64(j, "ticks", l->ticks);
 			nvx_json_double(j, "kept", nvx_ub_kept(l, i));
 			nvx_json_double(j, "cpu_ns_per_tick",
 					nvx_ub_cost(ub, l));
@@ -795,6 +833,8 @@ static void nvx_ub_print_json(const struct nvx_ub *ub)
 	nvx_json_str(j, "headline_note", nvx_ub_headline_why(ub));
 	nvx_json_double(j, "overhead_ratio_20us",
 			nvx_ub_ratio(ub, NVX_UB_AT_20US));
+	nvx_json_double(j, "reaction_ratio",
+			nvx_ub_react_ratio(ub, NVX_UR_RECV));
 	nvx_json_end(j);
 }
 
@@ -898,6 +938,30 @@ static void nvx_ub_print_text(const struct nvx_ub *ub)
 		printf("watchdog: stopped a timer in %u window%s, its handler left no time\n",
 		       watchdog, watchdog == 1 ? "" : "s");
 
+	if (ub->react_skip) {
+		printf("\n(c) skipped: %s\n", ub->react_skip);
+		goto headline;
+	}
+	printf("\n(c) system process B takes a VM's request, %u times per method; ns\n",
+	       ub->iters);
+	printf("%-9s %-36s %9s %8s %8s\n", "method", "the system process",
+	       "mean", "p50", "p99");
+	for (m = 0; m < NVX_UR_COUNT; m++) {
+		s = &ub->react[m];
+		printf("%-9s %-36s %9.0f %8llu %8llu\n", nvx_ur_names[m],
+		       nvx_ur_receiver[m], s->mean_ns,
+		       (unsigned long long)s->p50_ns,
+		       (unsigned long long)s->p99_ns);
+	}
+	printf("recv/uintr %s, poll/uintr %s (means; reaction ratio: recv/uintr)\n",
+	       nvx_ub_fmt_ratio(r1, sizeof(r1),
+				nvx_ub_react_ratio(ub, NVX_UR_RECV), NULL),
+	       nvx_ub_fmt_ratio(r2, sizeof(r2),
+				nvx_ub_react_ratio(ub, NVX_UR_POLL), NULL));
+	printf("%s\n",
+	       "from A's clock before the doorbell (KICK) to B's once RECV returned it");
+
+headline:
 	why = nvx_ub_headline_why(ub);
 	if (h < 0) {
 		printf("\nheadline: n/a (%s)\n", why);
@@ -1034,6 +1098,12 @@ int cmd_bench_uintr(struct nvx_ctx *ctx, int argc, char **argv)
 	ret = nvx_ub_preempt(&ub);
 	if (ret)
 		goto out;
+	if (tty)
+		fprintf(stderr, "%s: %s: reaction, %u times per method...\n",
+			nvx_prog, ctx->path, ub.iters);
+	ret = nvx_ub_react(&ub);
+	if (ret)
+		goto out;
 
 	if (ctx->json)
 		nvx_ub_print_json(&ub);
@@ -1083,7 +1153,26 @@ const char nvx_bench_uintr_usage[] =
 	"stops a timer whose handler leaves the loop no time at all, and\n"
 	"says so.\n"
 	"\n"
-	"  --iters N    wake-ups per method and way in (a) (default 1000)\n"
+	"(c) Reaction time of a system process. A bare VM (a KVM VM that\n"
+	"never runs, attached to an endpoint for slow-path doorbells) stands\n"
+	"for the guest: A queues one request in its ring and rings with\n"
+	"NVX_UVM_CHAN_IOC_KICK, N times; B, the system process, learns of\n"
+	"it and takes it with NVX_UVM_EP_IOC_RECV, then answers:\n"
+	"\n"
+	"  recv      B blocked in RECV\n"
+	"  poll      B blocked in poll(2) on the endpoint, then RECV\n"
+	"  uintr     B running a loop in user mode; the endpoint posts a\n"
+	"            user interrupt (NVX_UVM_EP_IOC_NOTIFY), then RECV\n"
+	"\n"
+	"timed from A's clock before the KICK to B's once RECV returned the\n"
+	"request, after N/10 untimed ones. Before each, A waits until B\n"
+	"waits: back in its loop (uintr), or switched out in RECV or poll\n"
+	"(so those times include waking B's idle CPU, as in a real system\n"
+	"process that sleeps). The ratios recv/uintr (the reaction ratio)\n"
+	"and poll/uintr of the means.\n"
+	"\n"
+	"  --iters N    wake-ups per method and way in (a), requests per\n"
+	"               method in (c) (default 1000)\n"
 	"  --window MS  the length of one window in (b) (default 300)\n"
 	"  --rounds N   rounds of (b) (default 3): 27 windows each\n"
 	"\n"
@@ -1102,10 +1191,15 @@ const char nvx_bench_uintr_usage[] =
 	"per period \"period_ns\", \"wanted_ticks_per_s\", \"nvx\" and\n"
 	"\"signal\" with \"iters_per_s\", \"overhead\", \"slowdown\" (how much\n"
 	"longer a fixed amount of work takes: baseline rate / rate - 1),\n"
-	"\"ticks_per_s\", \"kept\" (ticks delivered / wanted),\n"
+	"\"ticks_per_s\", \"ticks\" (handler runs, all rounds), \"kept\"\n"
+	"(ticks delivered / wanted),\n"
 	"\"cpu_ns_per_tick\", \"watchdog_windows\"; \"nominal\",\n"
 	"\"saturated\", \"signal_nvx\" (of the overheads),\n"
 	"\"signal_nvx_per_tick\" (of the CPU per tick), \"no_ratio\" (why\n"
-	"they are null)), \"headline\", \"headline_period_ns\",\n"
-	"\"headline_note\" and \"overhead_ratio_20us\" (the headline before\n"
-	"the sweep: signal / nvx overhead at 20 us).\n";
+	"they are null)), \"reaction\" (\"iters\", \"methods\": per method\n"
+	"\"receiver\" and \"time\" with the statistics of (a);\n"
+	"\"ratios\": \"recv_uintr\", \"poll_uintr\"; \"skipped\": why, when\n"
+	"there is no /dev/kvm or no nvx_uvm, with null ratios), \"headline\",\n"
+	"\"headline_period_ns\", \"headline_note\", \"overhead_ratio_20us\"\n"
+	"(the headline before the sweep: signal / nvx overhead at 20 us)\n"
+	"and \"reaction_ratio\" (recv / uintr reaction time, of the means).\n";

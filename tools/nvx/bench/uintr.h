@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * nvx-bench uintr, shared by its two parts: uintr.c ((a) wake-up
- * latency, the results, the command) and uintr_timer.c ((b) the
- * preemption overhead of a periodic timer).
+ * nvx-bench uintr, shared by its parts: uintr.c ((a) wake-up latency,
+ * the results, the command), uintr_timer.c ((b) the preemption overhead
+ * of a periodic timer) and uintr_react.c ((c) how fast a system process
+ * reacts to a message).
  */
 #ifndef _NVX_BENCH_UINTR_H
 #define _NVX_BENCH_UINTR_H
@@ -18,7 +19,9 @@
  * bench uintr: (a) how long a wake-up of a thread on the other CPU takes,
  * one way and there and back, with nvx user interrupts, POSIX signals and
  * an eventfd; (b) how much of a CPU a periodic interruption of a compute
- * loop costs, with the nvx timer and with a POSIX timer signal.
+ * loop costs, with the nvx timer and with a POSIX timer signal; (c) how
+ * long a system process takes to have a message in hand, blocked in RECV,
+ * in poll() or running with the endpoint's user interrupt.
  */
 
 enum nvx_ub_method {
@@ -34,6 +37,17 @@ enum {
 	NVX_UB_ROUND_TRIP,
 	NVX_UB_MODES,
 };
+
+/* How the system process learns of a message in (c). */
+enum nvx_ur_method {
+	NVX_UR_RECV,
+	NVX_UR_POLL,
+	NVX_UR_UINTR,
+	NVX_UR_COUNT,
+};
+
+extern const char * const nvx_ur_names[NVX_UR_COUNT];
+extern const char * const nvx_ur_receiver[NVX_UR_COUNT];
 
 /* What interrupts the compute loop in (b). */
 enum {
@@ -114,13 +128,16 @@ struct nvx_ub_load {
 /**
  * struct nvx_ub - one run of bench uintr
  * @ctx: the command's context; the device is open.
- * @iters: wake-ups measured per method and way in (a).
+ * @iters: wake-ups measured per method and way in (a), requests per
+ *	method in (c).
  * @window_ns: the length of one measuring window in (b).
  * @rounds: rounds of (b): every window once per period.
  * @cpu: the CPUs of thread A (the command's) and thread B.
  * @same_cpu: both are the same: the only CPU this process may use.
- * @samples: room for @iters wake-ups.
+ * @samples: room for @iters samples.
  * @lat: the results of (a), per method and way.
+ * @react: the results of (c), per method.
+ * @react_skip: why (c) measured nothing, or NULL.
  * @base: the baseline windows of (b), without interruption.
  * @base_min: the slowest baseline window, iterations per second.
  * @base_max: the fastest.
@@ -135,6 +152,8 @@ struct nvx_ub {
 	bool same_cpu;
 	uint64_t *samples;
 	struct nvx_ub_stat lat[NVX_UM_COUNT][NVX_UB_MODES];
+	struct nvx_ub_stat react[NVX_UR_COUNT];
+	const char *react_skip;
 	struct nvx_ub_load base;
 	double base_min;
 	double base_max;
@@ -143,6 +162,10 @@ struct nvx_ub {
 
 /* The calling thread's id. */
 pid_t nvx_ub_gettid(void);
+/* Sort @v (@n > 0 values) and sum it up into @s. */
+void nvx_ub_stat(uint64_t *v, unsigned int n, struct nvx_ub_stat *s);
+/* (c): every method; the results in @ub->react. */
+int nvx_ub_react(struct nvx_ub *ub);
 /* (b): every window of every round; the results in @ub->base, ->load. */
 int nvx_ub_preempt(struct nvx_ub *ub);
 
