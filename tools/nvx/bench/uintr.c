@@ -762,28 +762,6 @@ static void nvx_ub_print_json(const struct nvx_ub *ub)
 	nvx_json_end(j);
 	nvx_json_end(j);
 
-	nvx_json_object_begin(j, "reaction");
-	if (ub->react_skip) {
-		nvx_json_str(j, "skipped", ub->react_skip);
-	} else {
-		nvx_json_u64(j, "iters", ub->iters);
-		nvx_json_object_begin(j, "methods");
-		for (m = 0; m < NVX_UR_COUNT; m++) {
-			nvx_json_object_begin(j, nvx_ur_names[m]);
-			nvx_json_str(j, "receiver", nvx_ur_receiver[m]);
-			nvx_ub_json_stat(j, "time", &ub->react[m]);
-			nvx_json_end(j);
-		}
-		nvx_json_end(j);
-	}
-	nvx_json_object_begin(j, "ratios");
-	nvx_json_double(j, "recv_uintr",
-			nvx_ub_react_ratio(ub, NVX_UR_RECV));
-	nvx_json_double(j, "poll_uintr",
-			nvx_ub_react_ratio(ub, NVX_UR_POLL));
-	nvx_json_end(j);
-	nvx_json_end(j);
-
 	nvx_json_object_begin(j, "preemption");
 	nvx_json_u64(j, "window_ns", ub->window_ns);
 	nvx_json_u64(j, "rounds", ub->rounds);
@@ -822,6 +800,28 @@ static void nvx_ub_print_json(const struct nvx_ub *ub)
 		nvx_json_str(j, "no_ratio", nvx_ub_no_ratio(ub, i));
 		nvx_json_end(j);
 	}
+	nvx_json_end(j);
+	nvx_json_end(j);
+
+	nvx_json_object_begin(j, "reaction");
+	if (ub->react_skip) {
+		nvx_json_str(j, "skipped", ub->react_skip);
+	} else {
+		nvx_json_u64(j, "iters", ub->iters);
+		nvx_json_object_begin(j, "methods");
+		for (m = 0; m < NVX_UR_COUNT; m++) {
+			nvx_json_object_begin(j, nvx_ur_names[m]);
+			nvx_json_str(j, "receiver", nvx_ur_receiver[m]);
+			nvx_ub_json_stat(j, "time", &ub->react[m]);
+			nvx_json_end(j);
+		}
+		nvx_json_end(j);
+	}
+	nvx_json_object_begin(j, "ratios");
+	nvx_json_double(j, "recv_uintr",
+			nvx_ub_react_ratio(ub, NVX_UR_RECV));
+	nvx_json_double(j, "poll_uintr",
+			nvx_ub_react_ratio(ub, NVX_UR_POLL));
 	nvx_json_end(j);
 	nvx_json_end(j);
 
@@ -1165,11 +1165,13 @@ const char nvx_bench_uintr_usage[] =
 	"            user interrupt (NVX_UVM_EP_IOC_NOTIFY), then RECV\n"
 	"\n"
 	"timed from A's clock before the KICK to B's once RECV returned the\n"
-	"request, after N/10 untimed ones. Before each, A waits until B\n"
-	"waits: back in its loop (uintr), or switched out in RECV or poll\n"
-	"(so those times include waking B's idle CPU, as in a real system\n"
-	"process that sleeps). The ratios recv/uintr (the reaction ratio)\n"
-	"and poll/uintr of the means.\n"
+	"request, after N/10 (at most 100) untimed ones. Before each, A\n"
+	"waits until B waits: back in its loop (uintr), or switched out in\n"
+	"RECV or poll (so those times include waking B's idle CPU, as in a\n"
+	"real system process that sleeps). The ratios recv/uintr (the\n"
+	"reaction ratio) and poll/uintr of the means. (c) grows the pool\n"
+	"by 2 MiB for the VM and gives it back; without CAP_SYS_ADMIN,\n"
+	"/dev/kvm or user VMs in the kernel it is skipped, and says why.\n"
 	"\n"
 	"  --iters N    wake-ups per method and way in (a), requests per\n"
 	"               method in (c) (default 1000)\n"
@@ -1198,8 +1200,8 @@ const char nvx_bench_uintr_usage[] =
 	"\"signal_nvx_per_tick\" (of the CPU per tick), \"no_ratio\" (why\n"
 	"they are null)), \"reaction\" (\"iters\", \"methods\": per method\n"
 	"\"receiver\" and \"time\" with the statistics of (a);\n"
-	"\"ratios\": \"recv_uintr\", \"poll_uintr\"; \"skipped\": why, when\n"
-	"there is no /dev/kvm or no nvx_uvm, with null ratios), \"headline\",\n"
+	"\"ratios\": \"recv_uintr\", \"poll_uintr\"; \"skipped\": why, with\n"
+	"null ratios, when (c) could not run), \"headline\",\n"
 	"\"headline_period_ns\", \"headline_note\", \"overhead_ratio_20us\"\n"
 	"(the headline before the sweep: signal / nvx overhead at 20 us)\n"
 	"and \"reaction_ratio\" (recv / uintr reaction time, of the means).\n";

@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,12 +244,12 @@ static int nvx_ur_complete(struct nvx_ur *u, uint64_t i)
 	return m.tag == (uint32_t)i && !m.status ? 0 : -EPROTO;
 }
 
-/* B's voluntary context switches so far, or -1. */
+/* B's voluntary context switches so far, or -errno. */
 static long nvx_ur_nvcsw_self(void)
 {
 	struct rusage ru;
 
-	return getrusage(RUSAGE_THREAD, &ru) ? -1 : ru.ru_nvcsw;
+	return getrusage(RUSAGE_THREAD, &ru) ? -errno : ru.ru_nvcsw;
 }
 
 /* B: say that it waits now for request @seen + 1. */
@@ -384,25 +385,30 @@ out:
 	return NULL;
 }
 
-/* The voluntary context switches of thread @tid of this process, or -1. */
+/*
+ * The voluntary context switches of thread @tid of this process; -errno
+ * when its status cannot be read, -EPROTO without the line.
+ */
 static long nvx_ur_nvcsw(pid_t tid)
 {
 	static const char key[] = "\nvoluntary_ctxt_switches:";
-	char path[64], buf[2048], *p;
+	char path[64], buf[4096], *p;
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		n = -errno;
 	close(fd);
-	if (n <= 0)
-		return -1;
+	if (n < 0)
+		return n;
 	buf[n] = '\0';
 	p = strstr(buf, key);
-	return p ? strtol(p + sizeof(key) - 1, NULL, 10) : -1;
+	return p ? strtol(p + sizeof(key) - 1, NULL, 10) : -EPROTO;
 }
 
 static bool nvx_ur_b_gone(struct nvx_ur *u)
@@ -414,7 +420,8 @@ static bool nvx_ur_b_gone(struct nvx_ur *u)
  * A: before request @i, wait until B waits for it as its method says:
  * in its user-mode loop (uintr), or switched out in RECV or poll(): its
  * voluntary context switches went up after it said it would wait.
- * Return: 0, -ESRCH when B stopped, -ETIMEDOUT, or -errno.
+ * Return: 0, -ESRCH when B stopped, -ETIMEDOUT, or -errno (B's
+ * /proc status unreadable, -EPROTO: without the count).
  */
 static int nvx_ur_wait_b(struct nvx_ur *u, uint64_t i)
 {
@@ -432,10 +439,12 @@ static int nvx_ur_wait_b(struct nvx_ur *u, uint64_t i)
 	if (u->m == NVX_UR_UINTR)
 		return 0;
 	before = __atomic_load_n(&u->b_nvcsw, __ATOMIC_RELAXED);
+	if (before < 0)
+		return before;		/* getrusage(RUSAGE_THREAD) failed */
 	for (;;) {
 		now = nvx_ur_nvcsw(u->tid_b);
-		if (now < 0 || before < 0)
-			return -ENOENT;
+		if (now < 0)
+			return now;
 		if (now > before)
 			return 0;
 		if (nvx_ur_b_gone(u))
@@ -479,7 +488,7 @@ static int nvx_ur_once(struct nvx_ur *u, uint64_t i, uint64_t *ns)
 	return NVX_EXIT_OK;
 }
 
-/* One method: @iters requests after a tenth as many to warm up. */
+/* One method: @iters requests after a tenth as many (at most 100). */
 static int nvx_ur_run(struct nvx_ub *ub, enum nvx_ur_method m)
 {
 	struct nvx_ur u = {
@@ -487,7 +496,7 @@ static int nvx_ur_run(struct nvx_ub *ub, enum nvx_ur_method m)
 		.ep_fd = -1, .chan_fd = -1, .vec = { -1, -1 },
 		.rx = { .reply = -1 },
 	};
-	unsigned int warm = ub->iters / 10, i;
+	unsigned int warm = ub->iters / 10 < 100 ? ub->iters / 10 : 100, i;
 	uint64_t ns;
 	pthread_t b;
 	int ret;
@@ -531,8 +540,9 @@ out:
 
 /**
  * nvx_ub_react() - (c): the reaction time of every method
- * @ub: the bench; the results go to @ub->react. Without /dev/kvm or
- *	user VMs it sets @ub->react_skip to why and measures nothing.
+ * @ub: the bench; the results go to @ub->react. Without /dev/kvm, user
+ *	VMs or CAP_SYS_ADMIN (it grows the pool by 2 MiB for the VM) it
+ *	sets @ub->react_skip to why and measures nothing.
  *
  * Return: the exit status.
  */
@@ -559,10 +569,14 @@ int nvx_ub_react(struct nvx_ub *ub)
 	}
 	close(ep.fd);
 	/* the bare VM's RAM, given back at the end */
-	ret = nvx_ioctl(ub->ctx, NVX_IOC_POOL_GROW, &grow,
-			"NVX_IOC_POOL_GROW");
-	if (ret)
-		return ret;
+	if (ioctl(ub->ctx->fd, NVX_IOC_POOL_GROW, &grow)) {
+		if (errno != EPERM)
+			return nvx_ur_fail_setup(ub, "NVX_IOC_POOL_GROW",
+						 errno);
+		ub->react_skip = "growing the pool needs CAP_SYS_ADMIN";
+		return NVX_EXIT_OK;
+	}
+	ret = NVX_EXIT_OK;
 	for (m = 0; m < NVX_UR_COUNT && !ret; m++)
 		ret = nvx_ur_run(ub, m);
 	nvx_bench_shrink(ub->ctx, grow.done, "uintr");

@@ -1515,9 +1515,8 @@ SERVE_TEST(guest_crashes)
  *
  * Two of each: under nested KVM in QEMU TCG, four flooding guests and
  * four deaf ones beside the rest were too much for the emulator now and
- * then (a VM that never left guest mode, a guest's triple fault, the
- * test VM's kernel memory corrupted: Documentation/nvx/testing.rst,
- * "Nested KVM under TCG").
+ * then (a VM that never left guest mode, an oops with a corrupted stack,
+ * the test VM's kernel memory corrupted: testing.rst, "Known problems").
  */
 #define NR_FLOOD	2
 #define NR_DEAF		2
