@@ -146,6 +146,65 @@ ABI_TEST(notify_masked_and_late)
 	close(vfd);
 }
 
+/* How many lines of @text hold @what. */
+static unsigned int count_lines(const char *text, const char *what)
+{
+	unsigned int n = 0;
+
+	for (; (text = strstr(text, what)); text += strlen(what))
+		n++;
+	return n;
+}
+
+/*
+ * The endpoint's posts are traced as such: two batches give two
+ * nvx_uintr_post lines with this thread's tid, the vector and
+ * src=endpoint, and two deliveries of the vector.
+ */
+ABI_TEST(notify_traced)
+{
+	static const char *const events[] = {
+		"nvx_uintr_post", "nvx_uintr_deliver",
+	};
+	const char *dir = tracefs_with("nvx_uintr_post");
+	int rfd, vfd, ep = self->e.ep;
+	char path[160], want[96], *text;
+	struct bare *b;
+
+	if (!dir)
+		SKIP(return, "no tracefs with events/nvx/nvx_uintr_post");
+	snprintf(path, sizeof(path), "%strace", dir);
+	ASSERT_EQ(0, write_str(path, ""));
+	receiver(_metadata, self->e.fd, &rfd, &vfd);
+	ASSERT_EQ(0, set_notify(ep, vfd));
+	ASSERT_EQ(0, bare_new(&self->e, &b));
+	ASSERT_EQ(0, bare_attach(&self->e, b, ep, NVX_UVM_ATTACH_SLOW));
+	ASSERT_EQ(0, trace_events_enable(dir, events, ARRAY_SIZE(events),
+					 "1"));
+
+	ASSERT_EQ(0, post_batch(b, 2, 300));
+	EXPECT_EQ(1ULL, handled_vec(VEC));
+	EXPECT_EQ(0, answer_all(ep, b, 2));
+	ASSERT_EQ(0, post_batch(b, 1, 400));
+	EXPECT_EQ(2ULL, handled_vec(VEC));
+	EXPECT_EQ(0, answer_all(ep, b, 1));
+
+	trace_events_enable(dir, events, ARRAY_SIZE(events), "0");
+	text = read_file(path, 8 << 20);
+	ASSERT_NE(NULL, text);
+	snprintf(want, sizeof(want),
+		 "nvx_uintr_post: tid=%d vector=%d pending=0 src=endpoint",
+		 sys_gettid(), VEC);
+	EXPECT_EQ(2U, count_lines(text, want)) TH_LOG("%s", text);
+	snprintf(want, sizeof(want), "nvx_uintr_deliver: vector=%d ", VEC);
+	EXPECT_EQ(2U, count_lines(text, want)) TH_LOG("%s", text);
+	EXPECT_EQ(0U, count_lines(text, "src=srq"));
+	free(text);
+	EXPECT_EQ(2, fdinfo_num(ep, "notified"));
+	EXPECT_EQ(0, do_unregister(self->e.fd));
+	close(vfd);
+}
+
 /*
  * The receiver's registration ends, or its vector fd is closed: the next
  * arrival's post fails, the endpoint drops the vector and goes on with
