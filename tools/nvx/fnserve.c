@@ -572,7 +572,8 @@ int nvx_fn_serve(int nvx_fd, const struct nvx_sys_tenant *t,
 {
 	static struct nvx_fn fn;	/* VM threads may run until the end */
 	struct nvx_uvm_endpoint ep = { .max_vms = opt->max + opt->warm };
-	struct nvx_sys_opts so = { .verbose = opt->verbose, .policy_set = true };
+	struct nvx_sys_opts so = { .verbose = opt->verbose, .policy_set = true,
+				   .uintr = opt->uintr, .nvx_fd = nvx_fd };
 	struct sigaction sa = { .sa_handler = nvx_fn_on_kick };
 	pthread_t warm_th;
 	struct rlimit rl;
@@ -621,7 +622,8 @@ int nvx_fn_serve(int nvx_fd, const struct nvx_sys_tenant *t,
 	}
 	if (!fn.sys) {
 		/* the system process: the endpoint and the connections */
-		close(nvx_fd);
+		if (!opt->uintr)
+			close(nvx_fd);
 		close(fn.lfd);
 		close(ctl[0]);
 		/* it ends when the server closes the control socket */

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "nvxtool.h"
+#include "nvx_uintr.h"
 #include "nvx_uvm.h"
 #include "sys.h"
 #include "sys_int.h"
@@ -1101,6 +1102,135 @@ static void nvx_sys_dispatch(struct nvx_sys *sys, struct nvx_sys_item *it)
 	pthread_mutex_unlock(&w->mu);
 }
 
+/* ------------------------------------------------- the event loop --- */
+
+/*
+ * --uintr: the serving thread learns of arrivals from the endpoint's
+ * user interrupt (NVX_UVM_EP_IOC_NOTIFY, one per arrival batch) instead
+ * of blocking in RECV. The handler only notes the arrival; the loop
+ * takes requests with nonblocking RECVs and, when there are none, waits
+ * in NVX_IOC_UINTR_WAIT with delivery masked, so that an arrival after
+ * its last RECV ends the wait at once (the vector stays pending).
+ */
+static uint64_t nvx_sys_ev_hits;	/* the handler's deliveries */
+static uint32_t nvx_sys_ev_note;	/* 1: an arrival since the last RECV */
+
+#if NVX_HAVE_UINTR_LIB
+
+#define NVX_SYS_EV_VECTOR	0
+
+static NVX_UINTR_HANDLER void nvx_sys_ev_handler(struct nvx_uintr_frame *f,
+						 uint64_t vector)
+{
+	__atomic_add_fetch(&nvx_sys_ev_hits, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&nvx_sys_ev_note, 1, __ATOMIC_RELEASE);
+}
+
+/* The handler, its vector fd, the endpoint's NOTIFY: NVX_EXIT_*. */
+static int nvx_sys_ev_setup(struct nvx_sys *sys, const struct nvx_sys_opts *o)
+{
+	struct nvx_uvm_notify n = { 0, -1, 0 };
+	unsigned long req = NVX_IOC_UINTR_REGISTER;
+	const char *what = "NVX_IOC_UINTR_REGISTER";
+	int fd;
+
+	sys->nvx_fd = o->nvx_fd;
+	fd = nvx_uintr_register_handler(sys->nvx_fd, nvx_sys_ev_handler, NULL,
+					0, 0);
+	if (fd < 0)
+		goto fail;
+	sys->ev_rfd = fd;
+	req = NVX_IOC_UINTR_VECTOR_FD;
+	what = "NVX_IOC_UINTR_VECTOR_FD";
+	fd = nvx_uintr_vector_fd(sys->nvx_fd, NVX_SYS_EV_VECTOR);
+	if (fd < 0)
+		goto fail;
+	sys->ev_vfd = fd;
+	req = NVX_UVM_EP_IOC_NOTIFY;
+	what = "NVX_UVM_EP_IOC_NOTIFY";
+	n.vector_fd = fd;
+	if (ioctl(sys->ep_fd, NVX_UVM_EP_IOC_NOTIFY, &n)) {
+		fd = -errno;
+		goto fail;
+	}
+	if (o->verbose)
+		nvx_sys_info("sys: event loop: the endpoint posts vector %d",
+			     NVX_SYS_EV_VECTOR);
+	return NVX_EXIT_OK;
+fail:
+	nvx_err("sys: --uintr: %s: %s", what, nvx_uintr_strerror(req, -fd));
+	return NVX_EXIT_FAIL;
+}
+
+/*
+ * The next request or notice, as a blocking RECV of @r would take it:
+ * 0, RECV's errno, or -1 when the wait failed (said on stderr).
+ */
+static int nvx_sys_ev_recv(struct nvx_sys *sys, struct nvx_uvm_recv *r)
+{
+	struct nvx_uintr_wait w = { .timeout_ns = NVX_UINTR_MAX_NS };
+	int ret = 0;
+
+	r->flags |= NVX_UVM_RECV_NONBLOCK;
+	for (;;) {
+		__atomic_store_n(&nvx_sys_ev_note, 0, __ATOMIC_RELAXED);
+		if (!ioctl(sys->ep_fd, NVX_UVM_EP_IOC_RECV, r)) {
+			sys->ev_msgs++;
+			return 0;
+		}
+		if (errno != EAGAIN)
+			return errno;
+		sys->ev_empty++;
+		nvx_uintr_clui();
+		if (!__atomic_load_n(&nvx_sys_ev_note, __ATOMIC_ACQUIRE)) {
+			sys->ev_waits++;
+			if (ioctl(sys->nvx_fd, NVX_IOC_UINTR_WAIT, &w) &&
+			    errno != ETIMEDOUT && errno != EINTR) {
+				nvx_err("sys: NVX_IOC_UINTR_WAIT: %s",
+					strerror(errno));
+				ret = -1;
+			}
+		}
+		/* the handler runs here for a vector the wait saw */
+		nvx_uintr_stui();
+		if (ret)
+			return ret;
+	}
+}
+
+/* What the event loop did, at the end (--verbose). */
+static void nvx_sys_ev_report(const struct nvx_sys *sys)
+{
+	const struct nvx_uintr_page *p = nvx_uintr_page();
+
+	nvx_sys_info("sys: event loop: %llu messages, %llu user interrupts (%llu entered by the kernel), %llu waits, %llu empty RECVs",
+		     (unsigned long long)sys->ev_msgs,
+		     (unsigned long long)__atomic_load_n(&nvx_sys_ev_hits,
+							 __ATOMIC_RELAXED),
+		     (unsigned long long)(p ? p->delivered : 0),
+		     (unsigned long long)sys->ev_waits,
+		     (unsigned long long)sys->ev_empty);
+}
+
+#else /* !NVX_HAVE_UINTR_LIB */
+
+static int nvx_sys_ev_setup(struct nvx_sys *sys, const struct nvx_sys_opts *o)
+{
+	nvx_err("sys: --uintr: %s", strerror(EOPNOTSUPP));
+	return NVX_EXIT_FAIL;
+}
+
+static int nvx_sys_ev_recv(struct nvx_sys *sys, struct nvx_uvm_recv *r)
+{
+	return -1;
+}
+
+static void nvx_sys_ev_report(const struct nvx_sys *sys)
+{
+}
+
+#endif /* NVX_HAVE_UINTR_LIB */
+
 /* --------------------------------------------------- confinement --- */
 
 /* Close every fd but 0, 1, 2 and the @n fds of @keep (-1: none). */
@@ -1279,6 +1409,15 @@ static int nvx_sys_seccomp(const struct nvx_sys *sys)
 				       SCMP_SYS(clone3), 0);
 		n++;
 	}
+	/* the event loop waits for its user interrupt */
+	if (!ret && sys->nvx_fd >= 0) {
+		ret = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 2,
+				       SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff,
+					       sys->nvx_fd),
+				       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffff,
+					       NVX_IOC_UINTR_WAIT));
+		n++;
+	}
 	/* the function server's connections come on its socket only */
 	if (!ret && sys->ctl_fd >= 0) {
 		ret = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 1,
@@ -1343,9 +1482,19 @@ static int nvx_sys_confine(struct nvx_sys *sys, const struct nvx_sys_tenant *t,
 	ret = nvx_sys_net_enter(t);
 	if (ret)
 		return ret;
-	/* 3. no fd but stdio, the endpoint, the root and the server's */
-	nvx_sys_close_others((int[]){ sys->ep_fd, sys->root_fd, sys->ctl_fd },
-			     3);
+	/* the event loop's user interrupt, while the device is open */
+	if (o->uintr) {
+		ret = nvx_sys_ev_setup(sys, o);
+		if (ret)
+			return ret;
+	}
+	/*
+	 * 3. no fd but stdio, the endpoint, the root, the server's and the
+	 * event loop's
+	 */
+	nvx_sys_close_others((int[]){ sys->ep_fd, sys->root_fd, sys->ctl_fd,
+				      sys->nvx_fd, sys->ev_rfd, sys->ev_vfd },
+			     6);
 	/*
 	 * A file a guest grows past RLIMIT_FSIZE, or stdout whose reader
 	 * went, must fail that call, not kill the process. Files are made
@@ -1406,6 +1555,9 @@ int nvx_sys_serve(int ep_fd, const struct nvx_sys_tenant *t,
 	pthread_mutex_init(&sys.conn_mu, NULL);
 	pthread_cond_init(&sys.conn_cv, NULL);
 	sys.root_fd = -1;
+	sys.nvx_fd = -1;
+	sys.ev_rfd = -1;
+	sys.ev_vfd = -1;
 	sys.calls = t->calls;
 	sys.open = t->open;
 	pthread_mutex_init(&sys.buf_mu, NULL);
@@ -1450,12 +1602,18 @@ int nvx_sys_serve(int ep_fd, const struct nvx_sys_tenant *t,
 		memset(&it->r, 0, sizeof(it->r));
 		it->r.buf = (uintptr_t)it->buf;
 		it->r.buf_len = NVX_UVM_MAX_BULK;
-		if (ioctl(ep_fd, NVX_UVM_EP_IOC_RECV, &it->r) < 0) {
-			ret = errno;
+		if (sys.nvx_fd >= 0)
+			ret = nvx_sys_ev_recv(&sys, &it->r);
+		else
+			ret = ioctl(ep_fd, NVX_UVM_EP_IOC_RECV, &it->r) ?
+			      errno : 0;
+		if (ret) {
 			nvx_sys_item_put(&sys, it);
 			if (ret == EINTR)
 				continue;
-			nvx_err("sys: NVX_UVM_EP_IOC_RECV: %s", strerror(ret));
+			if (ret > 0)
+				nvx_err("sys: NVX_UVM_EP_IOC_RECV: %s",
+					strerror(ret));
 			return NVX_EXIT_FAIL;
 		}
 		if (it->r.msg.type != NVX_UVM_MSG_VM_GONE) {
@@ -1472,7 +1630,10 @@ int nvx_sys_serve(int ep_fd, const struct nvx_sys_tenant *t,
 		}
 		/* every VM that attached is gone (a server's come and go) */
 		if (sys.ctl_fd < 0 && !st.nr_vms && !st.gone &&
-		    gone >= st.attached)
+		    gone >= st.attached) {
+			if (o->verbose && sys.nvx_fd >= 0)
+				nvx_sys_ev_report(&sys);
 			return NVX_EXIT_OK;
+		}
 	}
 }

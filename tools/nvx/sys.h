@@ -140,12 +140,19 @@ struct nvx_sys_ctl {
  * @ctl_fd: the function server's end of the control socket pair; 0 or
  *	-1 for none (uvm run: READY completes at once, guest stdio is the
  *	process's). With one, the process runs until the server closes it.
+ * @uintr: the event loop: the endpoint posts a user interrupt to the
+ *	serving thread per arrival batch, and the thread takes requests
+ *	with nonblocking RECVs, waiting in NVX_IOC_UINTR_WAIT when there
+ *	are none, instead of blocking in RECV.
+ * @nvx_fd: the nvx device, for @uintr.
  */
 struct nvx_sys_opts {
 	bool verbose;
 	bool debug_forbidden;
 	bool policy_set;
+	bool uintr;
 	int ctl_fd;
+	int nvx_fd;
 };
 
 /**
@@ -162,6 +169,7 @@ struct nvx_sys_opts {
  * @lifetime: seconds a VM may serve its connection before it is
  *	stopped; 0: no limit.
  * @verbose: say on stderr what happens.
+ * @uintr: the system process runs its event loop (struct nvx_sys_opts).
  */
 struct nvx_fn_opts {
 	const char *listen;
@@ -174,6 +182,7 @@ struct nvx_fn_opts {
 	unsigned int timeout;
 	unsigned int lifetime;
 	bool verbose;
+	bool uintr;
 };
 
 /*

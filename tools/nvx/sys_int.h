@@ -130,6 +130,13 @@ struct nvx_sys {
 	unsigned int live;		/* threads, retired ones too; atomic */
 	pthread_mutex_t buf_mu;
 	struct nvx_sys_item *free;	/* items with their buffers */
+	/* the event loop (--uintr); -1 without */
+	int nvx_fd;			/* the nvx device: UINTR_WAIT */
+	int ev_rfd;			/* the main thread's receiver fd */
+	int ev_vfd;			/* its vector fd, the endpoint's NOTIFY */
+	uint64_t ev_msgs;		/* requests and notices taken */
+	uint64_t ev_waits;		/* UINTR_WAITs made */
+	uint64_t ev_empty;		/* nonblocking RECVs that found none */
 };
 
 /* --------------------------------------------- the forwarded calls --- */

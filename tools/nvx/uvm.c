@@ -3,14 +3,14 @@
  * nvxtool: the object "uvm", light user VMs (include/uapi/nvx/uvm.h).
  *
  *   uvm run [--mem SIZE] [--vcpus 1] [--slow-path] [--stats]
- *	     [--policy FILE --tenant NAME | --root DIR] [--verbose]
+ *	     [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr]
  *	     IMAGE [-- ARGS]
  *				start a user VM; its messages go to a system
  *				process (a forked `uvm serve`) that serves
  *				its stdin and stdout, and files when the
  *				tenant may use them
  *   uvm serve --ep-fd FD [--policy FILE --tenant NAME | --root DIR]
- *	       [--verbose] [--debug-forbidden-syscall]
+ *	       [--verbose] [--uintr] [--debug-forbidden-syscall]
  *				the confined system process of one tenant,
  *				on an endpoint fd it inherited (sys.c)
  *   uvm serve --listen ADDR:PORT [--warm N] [--max N] [--timeout S]
@@ -53,6 +53,7 @@ enum {
 	NVX_UVM_OPT_MAX,
 	NVX_UVM_OPT_TIMEOUT,
 	NVX_UVM_OPT_LIFETIME,
+	NVX_UVM_OPT_UINTR,
 };
 
 /**
@@ -61,15 +62,20 @@ enum {
  * @tenant: --tenant NAME.
  * @root: --root DIR.
  * @verbose: --verbose.
+ * @uintr: --uintr: the system process's event loop (struct nvx_sys_opts).
  */
 struct nvx_uvm_tenant_args {
 	const char *policy;
 	const char *tenant;
 	const char *root;
 	bool verbose;
+	bool uintr;
 };
 
-/* Take option @c if it names the tenant (or is --verbose): 1, else 0. */
+/*
+ * Take option @c if it names the tenant or says how its system process
+ * runs (--verbose, --uintr): 1, else 0.
+ */
 static int nvx_uvm_tenant_opt(struct nvx_uvm_tenant_args *a, int c)
 {
 	switch (c) {
@@ -84,6 +90,9 @@ static int nvx_uvm_tenant_opt(struct nvx_uvm_tenant_args *a, int c)
 		return 1;
 	case NVX_UVM_OPT_VERBOSE:
 		a->verbose = true;
+		return 1;
+	case NVX_UVM_OPT_UINTR:
+		a->uintr = true;
 		return 1;
 	}
 	return 0;
@@ -175,6 +184,7 @@ static int cmd_uvm_serve(struct nvx_ctx *ctx, int argc, char **argv)
 		{ "tenant", required_argument, NULL, NVX_UVM_OPT_TENANT },
 		{ "root", required_argument, NULL, NVX_UVM_OPT_ROOT },
 		{ "verbose", no_argument, NULL, NVX_UVM_OPT_VERBOSE },
+		{ "uintr", no_argument, NULL, NVX_UVM_OPT_UINTR },
 		{ "listen", required_argument, NULL, NVX_UVM_OPT_LISTEN },
 		{ "warm", required_argument, NULL, NVX_UVM_OPT_WARM },
 		{ "max", required_argument, NULL, NVX_UVM_OPT_MAX },
@@ -259,9 +269,17 @@ static int cmd_uvm_serve(struct nvx_ctx *ctx, int argc, char **argv)
 		return ret;
 	if (fo.listen) {
 		fo.verbose = ta.verbose;
+		fo.uintr = ta.uintr;
 		return nvx_uvm_fn_serve(ctx, &fo, &t, argc, argv);
 	}
 	so.verbose = ta.verbose;
+	if (ta.uintr) {
+		ret = nvx_open_device(ctx);
+		if (ret)
+			return ret;
+		so.uintr = true;
+		so.nvx_fd = ctx->fd;
+	}
 	return nvx_sys_serve(ep_fd, &t, &so);
 }
 
@@ -310,6 +328,7 @@ static int nvx_uvm_run_parse(struct nvx_ctx *ctx, int argc, char **argv,
 		{ "tenant", required_argument, NULL, NVX_UVM_OPT_TENANT },
 		{ "root", required_argument, NULL, NVX_UVM_OPT_ROOT },
 		{ "verbose", no_argument, NULL, NVX_UVM_OPT_VERBOSE },
+		{ "uintr", no_argument, NULL, NVX_UVM_OPT_UINTR },
 		{ }
 	};
 	int c, ret;
@@ -373,6 +392,7 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 	if (ret)
 		return ret;
 	so.verbose = a.ta.verbose;
+	so.uintr = a.ta.uintr;
 	ret = nvx_uvm_find_image(a.image, path, sizeof(path));
 	if (ret) {
 		nvx_err("uvm: image %s: %s", a.image, strerror(-ret));
@@ -400,7 +420,10 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 	}
 	if (!sys) {
 		/* the system process: the endpoint, stdin and stdout */
-		close(ctx->fd);
+		if (so.uintr)
+			so.nvx_fd = ctx->fd;
+		else
+			close(ctx->fd);
 		_exit(nvx_sys_serve(ep.fd, &t, &so));
 	}
 
@@ -443,11 +466,16 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 	"-EPERM; the endpoint's kernel policy denies it first. A malformed\n" \
 	"FILE is a usage error (2), with its line. --verbose prints the\n"	\
 	"policy and the seccomp filter's size and install time on stderr.\n" \
+	"With --uintr the system process runs an event loop: the endpoint\n"	\
+	"posts a user interrupt to it per arrival batch and it takes requests\n" \
+	"with nonblocking RECVs, waiting in NVX_IOC_UINTR_WAIT when there are\n" \
+	"none (needs CONFIG_NVX_UINTR); with --verbose it says at the end how\n" \
+	"many user interrupts it took.\n"					\
 	"Documentation/nvx/uvm-sys.rst describes calls, checks and FILE.\n"
 
 static const char nvx_uvm_serve_usage[] =
-	"--ep-fd FD [--policy FILE --tenant NAME | --root DIR] [--verbose] [--debug-forbidden-syscall]\n"
-	"       uvm serve --listen ADDR:PORT [--warm N] [--max N] [--timeout S] [--lifetime S] [--mem SIZE] [--policy FILE --tenant NAME | --root DIR] [--verbose] IMAGE [-- ARGS...]\n"
+	"--ep-fd FD [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--debug-forbidden-syscall]\n"
+	"       uvm serve --listen ADDR:PORT [--warm N] [--max N] [--timeout S] [--lifetime S] [--mem SIZE] [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] IMAGE [-- ARGS...]\n"
 	"\n"
 	"With --listen, the function server: listens on ADDR:PORT (IPv4, or\n"
 	"[IPv6]; port 0 picks one; it prints \"listening on ADDR:PORT\") and\n"
@@ -485,7 +513,7 @@ const struct nvx_cmd nvx_uvm_cmds[] = {
 		.name = "run",
 		.summary = "run a guest image in a light user VM",
 		.usage =
-			 "[--mem SIZE] [--vcpus 1] [--slow-path] [--stats] [--policy FILE --tenant NAME | --root DIR] [--verbose] IMAGE [-- ARGS...]\n"
+			 "[--mem SIZE] [--vcpus 1] [--slow-path] [--stats] [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] IMAGE [-- ARGS...]\n"
 			 "\n"
 			 "Starts a KVM VM with one vCPU whose RAM (SIZE, default 4M) is a grant\n"
 			 "from the nvx pool, loads IMAGE (a flat image from tools/nvx/guest:\n"

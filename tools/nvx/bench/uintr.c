@@ -825,6 +825,24 @@ static void nvx_ub_print_json(const struct nvx_ub *ub)
 	nvx_json_end(j);
 	nvx_json_end(j);
 
+	nvx_json_object_begin(j, "delivery");
+	nvx_json_u64(j, "sends", ub->deliver_sends);
+	nvx_json_u64(j, "rounds", ub->rounds);
+	nvx_json_object_begin(j, "ns_per_send");
+	for (k = 0; k < NVX_UD_COUNT; k++)
+		nvx_json_double(j, nvx_ud_names[k], nvx_ub_deliver_ns(ub, k));
+	nvx_json_end(j);
+	nvx_json_double(j, "post_kick_ns",
+			nvx_ub_deliver_ns(ub, NVX_UD_MASKED) -
+			nvx_ub_deliver_ns(ub, NVX_UD_REJECTED));
+	nvx_json_double(j, "entry_ns",
+			nvx_ub_deliver_ns(ub, NVX_UD_DELIVERED) -
+			nvx_ub_deliver_ns(ub, NVX_UD_MASKED));
+	nvx_json_double(j, "delivery_ns",
+			nvx_ub_deliver_ns(ub, NVX_UD_DELIVERED) -
+			nvx_ub_deliver_ns(ub, NVX_UD_REJECTED));
+	nvx_json_end(j);
+
 	nvx_json_double(j, "headline", nvx_ub_headline(ub));
 	if (h < 0)
 		nvx_json_null(j, "headline_period_ns");
@@ -940,7 +958,7 @@ static void nvx_ub_print_text(const struct nvx_ub *ub)
 
 	if (ub->react_skip) {
 		printf("\n(c) skipped: %s\n", ub->react_skip);
-		goto headline;
+		goto deliver;
 	}
 	printf("\n(c) system process B takes a VM's request, %u times per method; ns\n",
 	       ub->iters);
@@ -961,7 +979,20 @@ static void nvx_ub_print_text(const struct nvx_ub *ub)
 	printf("%s\n",
 	       "from A's clock before the doorbell (KICK) to B's once RECV returned it");
 
-headline:
+deliver:
+	printf("\n(d) one thread sends to itself, %u sends per kind, best of %u rounds; ns per send\n",
+	       ub->deliver_sends, ub->rounds);
+	for (m = 0; m < NVX_UD_COUNT; m++)
+		printf("%-9s %9.0f\n", nvx_ud_names[m],
+		       nvx_ub_deliver_ns(ub, m));
+	printf("post and kick (masked - rejected) %.0f, entry (delivered - masked) %.0f, delivery %.0f\n",
+	       nvx_ub_deliver_ns(ub, NVX_UD_MASKED) -
+	       nvx_ub_deliver_ns(ub, NVX_UD_REJECTED),
+	       nvx_ub_deliver_ns(ub, NVX_UD_DELIVERED) -
+	       nvx_ub_deliver_ns(ub, NVX_UD_MASKED),
+	       nvx_ub_deliver_ns(ub, NVX_UD_DELIVERED) -
+	       nvx_ub_deliver_ns(ub, NVX_UD_REJECTED));
+
 	why = nvx_ub_headline_why(ub);
 	if (h < 0) {
 		printf("\nheadline: n/a (%s)\n", why);
@@ -1104,6 +1135,13 @@ int cmd_bench_uintr(struct nvx_ctx *ctx, int argc, char **argv)
 	ret = nvx_ub_react(&ub);
 	if (ret)
 		goto out;
+	if (tty)
+		fprintf(stderr, "%s: %s: delivery, %u rounds...\n", nvx_prog,
+			ctx->path, ub.rounds);
+	ub.deliver_sends = ub.iters * NVX_UD_SENDS_PER_ITER;
+	ret = nvx_ub_deliver(&ub);
+	if (ret)
+		goto out;
 
 	if (ctx->json)
 		nvx_ub_print_json(&ub);
@@ -1173,10 +1211,25 @@ const char nvx_bench_uintr_usage[] =
 	"by 2 MiB for the VM and gives it back; without CAP_SYS_ADMIN,\n"
 	"/dev/kvm or user VMs in the kernel it is skipped, and says why.\n"
 	"\n"
+	"(d) The cost of one delivery. A sends to itself (its own sender\n"
+	"entry, NVX_IOC_UINTR_SEND) 10 x N times per kind and round:\n"
+	"\n"
+	"  rejected  through an empty entry (ENOENT): the call alone\n"
+	"  masked    delivery masked: the vector is posted and A kicked,\n"
+	"            nothing is entered\n"
+	"  delivered every send delivered on the way out, the handler runs\n"
+	"\n"
+	"the lowest mean of the rounds per kind; masked - rejected is the\n"
+	"post and the kick, delivered - masked the entry (frame, handler,\n"
+	"return), delivered - rejected the delivery.\n"
+	"\n"
 	"  --iters N    wake-ups per method and way in (a), requests per\n"
-	"               method in (c) (default 1000)\n"
+	"               method in (c), a tenth of the sends per kind\n"
+	"               and round in (d)\n"
+	"               (default 1000)\n"
 	"  --window MS  the length of one window in (b) (default 300)\n"
-	"  --rounds N   rounds of (b) (default 3): 27 windows each\n"
+	"  --rounds N   rounds of (b) (default 3): 27 windows each; and\n"
+	"               of (d)\n"
 	"\n"
 	"With the defaults the bench takes about 30 s, most of it in (b)\n"
 	"(rounds x 27 x MS). Times are from this machine; under QEMU TCG\n"
@@ -1201,7 +1254,10 @@ const char nvx_bench_uintr_usage[] =
 	"they are null)), \"reaction\" (\"iters\", \"methods\": per method\n"
 	"\"receiver\" and \"time\" with the statistics of (a);\n"
 	"\"ratios\": \"recv_uintr\", \"poll_uintr\"; \"skipped\": why, with\n"
-	"null ratios, when (c) could not run), \"headline\",\n"
+	"null ratios, when (c) could not run), \"delivery\" (\"sends\",\n"
+	"\"rounds\", \"ns_per_send\": \"rejected\", \"masked\",\n"
+	"\"delivered\"; \"post_kick_ns\", \"entry_ns\", \"delivery_ns\"),\n"
+	"\"headline\",\n"
 	"\"headline_period_ns\", \"headline_note\", \"overhead_ratio_20us\"\n"
 	"(the headline before the sweep: signal / nvx overhead at 20 us)\n"
 	"and \"reaction_ratio\" (recv / uintr reaction time, of the means).\n";

@@ -46,6 +46,18 @@ enum nvx_ur_method {
 	NVX_UR_COUNT,
 };
 
+/* What each send of (d) does. */
+enum {
+	NVX_UD_REJECTED,
+	NVX_UD_MASKED,
+	NVX_UD_DELIVERED,
+	NVX_UD_COUNT,
+};
+
+/* sends per kind and round of (d), per --iters */
+#define NVX_UD_SENDS_PER_ITER	10
+
+extern const char * const nvx_ud_names[NVX_UD_COUNT];
 extern const char * const nvx_ur_names[NVX_UR_COUNT];
 extern const char * const nvx_ur_receiver[NVX_UR_COUNT];
 
@@ -142,6 +154,8 @@ struct nvx_ub_load {
  * @base_min: the slowest baseline window, iterations per second.
  * @base_max: the fastest.
  * @load: the results of (b), per period and kind of interruption.
+ * @deliver_sends: sends per kind and round of (d).
+ * @deliver: (d): per kind of send, the least time a round of them took.
  */
 struct nvx_ub {
 	struct nvx_ctx *ctx;
@@ -158,6 +172,8 @@ struct nvx_ub {
 	double base_min;
 	double base_max;
 	struct nvx_ub_load load[NVX_UB_NR_PERIODS][NVX_UK_COUNT];
+	uint32_t deliver_sends;
+	uint64_t deliver[NVX_UD_COUNT];
 };
 
 /* The calling thread's id. */
@@ -168,5 +184,9 @@ void nvx_ub_stat(uint64_t *v, unsigned int n, struct nvx_ub_stat *s);
 int nvx_ub_react(struct nvx_ub *ub);
 /* (b): every window of every round; the results in @ub->base, ->load. */
 int nvx_ub_preempt(struct nvx_ub *ub);
+/* (d): every kind of send in every round; the results in @ub->deliver. */
+int nvx_ub_deliver(struct nvx_ub *ub);
+/* (d): nanoseconds per send of @kind. */
+double nvx_ub_deliver_ns(const struct nvx_ub *ub, int kind);
 
 #endif /* _NVX_BENCH_UINTR_H */

@@ -12,7 +12,8 @@
  * another VM of the same system process), a call the tenant may not
  * make is EPERM, two tenants see only their
  * own files; `nvxtool uvm serve` dies of SIGSYS at a forbidden system
- * call; a bad policy file is a usage error. test.img prints "err E"
+ * call; a bad policy file is a usage error; with --uintr the event loop
+ * serves the same calls by user interrupt. test.img prints "err E"
  * (E the positive errno) for a call that failed
  * (Documentation/nvx/uvm-sys.rst has the calls and their errnos).
  */
@@ -781,7 +782,85 @@ UVM_TEST(seccomp_kills)
 	memset(&p, 0, sizeof(p));
 	EXPECT_EQ(0, nvx_ioctl(ep.fd, NVX_UVM_EP_IOC_GET_POLICY, &p));
 	EXPECT_EQ(CALL(WRITE) | CALL(EXIT), p.allow);
+
+	/* the event loop: its fds kept, one more rule (UINTR_WAIT) */
+	nvxtool(&run, "uvm", "serve", "--ep-fd", fd, "--root", root,
+		"--verbose", "--uintr", "--debug-forbidden-syscall", NULL);
+	EXPECT_TRUE(WIFSIGNALED(run.status) && WTERMSIG(run.status) == SIGSYS)
+		TH_LOG("%s: status %#x; stderr: '%s'", run.cmd, run.status,
+		       run.err);
+	EXPECT_NE(NULL, strstr(run.err,
+			       "nvxtool: sys: event loop: the endpoint posts vector 0\n"))
+		TH_LOG("stderr: '%s'", run.err);
+	EXPECT_NE(NULL, strstr(run.err,
+			       "nvxtool: sys: seccomp filter: 37 rules, installed in "))
+		TH_LOG("stderr: '%s'", run.err);
+	EXPECT_EQ(NULL, strstr(run.err, "was allowed"));
 	close(ep.fd);
+	free_tree(&t);
+}
+
+/* "N WHAT" in @s after @after: N, or -1. */
+static long long count_of(const char *s, const char *after, const char *what)
+{
+	char pat[64];
+	long long n;
+
+	s = s ? strstr(s, after) : NULL;
+	if (!s)
+		return -1;
+	s += strlen(after);
+	snprintf(pat, sizeof(pat), " %s", what);
+	for (; *s && *s != '\n'; s++) {
+		char *end;
+
+		if (*s < '0' || *s > '9')
+			continue;
+		n = strtoll(s, &end, 10);
+		if (!strncmp(end, pat, strlen(pat)))
+			return n;
+		s = end - 1;
+	}
+	return -1;
+}
+
+/*
+ * --uintr: the system process's event loop (the endpoint's user
+ * interrupt, nonblocking RECVs, NVX_IOC_UINTR_WAIT) serves a guest's
+ * calls as the blocking loop does; its --verbose report shows it waited
+ * and took user interrupts, never more than the messages it took (one
+ * post per arrival batch, merged while pending).
+ */
+UVM_TEST(uintr_event_loop)
+{
+	char root[TPATH_LEN];
+	const char *const who[] = { "--root", root, "--uintr", "--verbose",
+				    NULL };
+	const char *const plain[] = { "--root", root, NULL };
+	long long msgs, hits, waits;
+	struct tree t;
+
+	if (!prepare(_metadata, &self->e))
+		return;
+	TREE(&t, "root");
+	TPATH(root, &t, "root");
+
+	GUEST(who, 0, HELLO_T HELLO_T HELLO_T, cat_img, "/data/hello.txt",
+	      "/in", "/data/hello.txt");
+	msgs = count_of(run.err, "sys: event loop: ", "messages");
+	hits = count_of(run.err, "sys: event loop: ", "user interrupts");
+	waits = count_of(run.err, "sys: event loop: ", "waits");
+	/* 3 files: open, reads, close each, then the exit and VM_GONE */
+	EXPECT_LE(12, msgs) TH_LOG("stderr: '%s'", run.err);
+	EXPECT_LE(1, hits) TH_LOG("stderr: '%s'", run.err);
+	EXPECT_GE(msgs, hits) TH_LOG("stderr: '%s'", run.err);
+	EXPECT_LE(1, waits) TH_LOG("stderr: '%s'", run.err);
+	/* the same guest, errors included, as without --uintr */
+	GUEST(who, 1, HELLO_T, cat_img, "/nope", "/data/hello.txt");
+	EXPECT_NE(NULL, strstr(run.err, "cat: /nope: ENOENT\n"));
+	GUEST(plain, 1, HELLO_T, cat_img, "/nope", "/data/hello.txt");
+	EXPECT_STREQ("cat: /nope: ENOENT\n", run.err);
+	TEST_SAYS(who, "err 18\n", "openat", "-100", "../secret");
 	free_tree(&t);
 }
 
