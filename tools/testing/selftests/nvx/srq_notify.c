@@ -8,6 +8,7 @@
  * gives a queue one of its vectors. Its frames go through the software
  * NIC inside its own sendto(), so the completion, the post and the
  * delivery (on the way back from sendto()) happen in this thread.
+ * The posts are traced with src=srq.
  */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "srq_fixture.h"
@@ -166,6 +167,66 @@ SRQ_TEST(notify_receiver_gone)
 	EXPECT_EQ(1, fdinfo_num(vfd, "kernel_senders"));
 	srq_close(s);
 	EXPECT_EQ(0, fdinfo_num(vfd, "kernel_senders"));
+	EXPECT_EQ(0, do_unregister(self->fd));
+	close(vfd);
+}
+
+/* How many times @what is in @text. */
+static unsigned int count_of(const char *text, const char *what)
+{
+	unsigned int n = 0;
+
+	for (; (text = strstr(text, what)); text += strlen(what))
+		n++;
+	return n;
+}
+
+/*
+ * A queue's posts are traced as such: two posts (first frame into an
+ * empty ring, twice) give two nvx_uintr_post lines with this thread's
+ * tid, the vector and src=srq, and two deliveries of the vector.
+ */
+SRQ_TEST(notify_traced)
+{
+	static const char *const events[] = {
+		"nvx_uintr_post", "nvx_uintr_deliver",
+	};
+	const char *dir = tracefs_with("nvx_uintr_post");
+	struct nvx_srq_params p = { .nr_queues = 1 };
+	struct srq *s = &self->s;
+	char path[160], want[96], *text;
+	int rfd, vfd;
+
+	if (!dir)
+		SKIP(return, "no tracefs with events/nvx/nvx_uintr_post");
+	snprintf(path, sizeof(path), "%strace", dir);
+	ASSERT_EQ(0, write_str(path, ""));
+	receiver(_metadata, self->fd, &rfd, &vfd);
+	ASSERT_EQ(0, srq_open(self->fd, s, self->nic.ifindex, &p, 0));
+	ASSERT_EQ(0, srq_steer_all(s, 0));
+	ASSERT_EQ(0, set_notify(s, 0, vfd));
+	ASSERT_EQ(0, trace_events_enable(dir, events, ARRAY_SIZE(events),
+					 "1"));
+
+	ASSERT_EQ(0, send_frame(&self->nic, 100, SPORT, 0));
+	EXPECT_EQ(0, wait_vec(VEC, 1, WAIT_LONG, true));
+	drain(s, 0);
+	ASSERT_EQ(0, send_frame(&self->nic, 100, SPORT, 1));
+	EXPECT_EQ(0, wait_vec(VEC, 2, WAIT_LONG, true));
+
+	trace_events_enable(dir, events, ARRAY_SIZE(events), "0");
+	text = read_file(path, 8 << 20);
+	ASSERT_NE(NULL, text);
+	snprintf(want, sizeof(want),
+		 "nvx_uintr_post: tid=%d vector=%d pending=0 src=srq",
+		 sys_gettid(), VEC);
+	EXPECT_EQ(2U, count_of(text, want)) TH_LOG("%s", text);
+	snprintf(want, sizeof(want), "nvx_uintr_deliver: vector=%d ", VEC);
+	EXPECT_EQ(2U, count_of(text, want)) TH_LOG("%s", text);
+	EXPECT_EQ(0U, count_of(text, "src=endpoint"));
+	free(text);
+	EXPECT_EQ(2, fdinfo_num(s->fd, "queue0_notified"));
+	srq_close(s);
 	EXPECT_EQ(0, do_unregister(self->fd));
 	close(vfd);
 }
