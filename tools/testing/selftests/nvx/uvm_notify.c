@@ -262,6 +262,84 @@ ABI_TEST(notify_endpoint_closed)
 	close(vfd);
 }
 
+/* notify_races: the other thread's side. */
+struct notify_race {
+	struct bare *b;
+	int ep;
+	int stop;		/* atomic */
+	unsigned int answered;
+	int err;
+};
+
+/* Batches of 2 requests, each answered, until told to stop. */
+static void *notify_race_arrivals(void *arg)
+{
+	struct notify_race *r = arg;
+	uint32_t tag = 1000;
+	int ret = 0;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		ret = post_batch(r->b, 2, tag);
+		if (!ret)
+			ret = answer_all(r->ep, r->b, 2);
+		if (ret)
+			break;
+		r->answered += 2;
+		tag += 2;
+	}
+	r->err = ret;
+	return NULL;
+}
+
+/*
+ * Arrivals from another thread race this thread setting, clearing and
+ * replacing the endpoint's vector and closing the vector fds it held:
+ * every request is still taken and answered, the vectors that were
+ * delivered are at most the posts made, and once the last vector fd is
+ * closed the next arrival drops it (notify 0) and its vector fd counts no
+ * holder. The kernel reports nothing (the harness checks).
+ */
+ABI_TEST(notify_races)
+{
+	struct notify_race r = { .ep = self->e.ep };
+	int rfd, vfd, i, ep = self->e.ep;
+	uint64_t t_end;
+	pthread_t th;
+
+	rfd = do_register(self->e.fd, NULL, 0, 0);
+	ASSERT_LE(0, rfd);
+	ASSERT_EQ(0, bare_new(&self->e, &r.b));
+	ASSERT_EQ(0, bare_attach(&self->e, r.b, ep, NVX_UVM_ATTACH_SLOW));
+	ASSERT_EQ(0, pthread_create(&th, NULL, notify_race_arrivals, &r));
+
+	t_end = now_ns() + 2000000000ULL;
+	for (i = 0; now_ns() < t_end; i++) {
+		ASSERT_EQ(0, do_vector(self->e.fd, VEC, &vfd));
+		ASSERT_EQ(0, set_notify(ep, vfd));
+		if (i % 3 == 1)
+			ASSERT_EQ(0, set_notify(ep, -1));
+		if (i % 3 == 2) {
+			/* replaced by itself, then closed while held */
+			ASSERT_EQ(0, set_notify(ep, vfd));
+		}
+		close(vfd);
+	}
+	/* one more arrival after the last close */
+	usleep(10000);
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(0, r.err) TH_LOG("arrivals: %s", strerror(-r.err));
+	EXPECT_LT(0U, r.answered);
+	ASSERT_EQ(0, post_batch(r.b, 2, 1));
+	EXPECT_EQ(0, answer_all(ep, r.b, 2));
+	EXPECT_EQ(0, fdinfo_num(ep, "notify"));
+	EXPECT_GE((long long)fdinfo_num(ep, "notified"),
+		  (long long)handled_vec(VEC));
+	TH_LOG("%d vector fds, %u requests, %llu delivered", i, r.answered,
+	       (unsigned long long)handled_vec(VEC));
+	EXPECT_EQ(0, do_unregister(self->e.fd));
+}
+
 ABI_TEST(notify_bad_input)
 {
 	struct nvx_uvm_notify n = { .vector_fd = -1 };
