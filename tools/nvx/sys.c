@@ -1459,7 +1459,7 @@ static int nvx_sys_confine(struct nvx_sys *sys, const struct nvx_sys_tenant *t,
 			   const struct nvx_sys_opts *o)
 {
 	struct timespec t0, t1;
-	int ret;
+	int ret, keep[6];
 
 	/* guest fds 0-2 are ours, never the endpoint, the root or a file */
 	if (sys->ep_fd < 3) {
@@ -1492,9 +1492,13 @@ static int nvx_sys_confine(struct nvx_sys *sys, const struct nvx_sys_tenant *t,
 	 * 3. no fd but stdio, the endpoint, the root, the server's and the
 	 * event loop's
 	 */
-	nvx_sys_close_others((int[]){ sys->ep_fd, sys->root_fd, sys->ctl_fd,
-				      sys->nvx_fd, sys->ev_rfd, sys->ev_vfd },
-			     6);
+	keep[0] = sys->ep_fd;
+	keep[1] = sys->root_fd;
+	keep[2] = sys->ctl_fd;
+	keep[3] = sys->nvx_fd;
+	keep[4] = sys->ev_rfd;
+	keep[5] = sys->ev_vfd;
+	nvx_sys_close_others(keep, NVX_ARRAY_SIZE(keep));
 	/*
 	 * A file a guest grows past RLIMIT_FSIZE, or stdout whose reader
 	 * went, must fail that call, not kill the process. Files are made

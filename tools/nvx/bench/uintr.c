@@ -980,14 +980,15 @@ static void nvx_ub_print_text(const struct nvx_ub *ub)
 	       "from A's clock before the doorbell (KICK) to B's once RECV returned it");
 
 deliver:
-	printf("\n(d) one thread sends to itself, %u sends per kind, best of %u rounds; ns per send\n",
-	       ub->deliver_sends, ub->rounds);
+	printf("\n(d) one thread sends to itself, %u sends per kind, %s%u rounds; ns per send\n",
+	       ub->deliver_sends, "best of ", ub->rounds);
 	for (m = 0; m < NVX_UD_COUNT; m++)
 		printf("%-9s %9.0f\n", nvx_ud_names[m],
 		       nvx_ub_deliver_ns(ub, m));
-	printf("post and kick (masked - rejected) %.0f, entry (delivered - masked) %.0f, delivery %.0f\n",
+	printf("post and kick (masked - rejected) %.0f, %s %.0f, delivery %.0f\n",
 	       nvx_ub_deliver_ns(ub, NVX_UD_MASKED) -
 	       nvx_ub_deliver_ns(ub, NVX_UD_REJECTED),
+	       "entry (delivered - masked)",
 	       nvx_ub_deliver_ns(ub, NVX_UD_DELIVERED) -
 	       nvx_ub_deliver_ns(ub, NVX_UD_MASKED),
 	       nvx_ub_deliver_ns(ub, NVX_UD_DELIVERED) -
