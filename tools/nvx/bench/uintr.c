@@ -721,6 +721,14 @@ static void nvx_ub_json_ratios(struct nvx_json *j, const struct nvx_ub *ub,
 	nvx_json_end(j);
 }
 
+/* (d): the signal's delivery cost / nvx's; NAN when nvx's is not > 0. */
+static double nvx_ub_delivery_ratio(const struct nvx_ub *ub)
+{
+	double n = nvx_ub_delivery_ns(ub, false);
+
+	return n > 0 ? nvx_ub_delivery_ns(ub, true) / n : NAN;
+}
+
 /* (c): blocked RECV (or poll) / user interrupt, of the means. */
 static double nvx_ub_react_ratio(const struct nvx_ub *ub,
 				 enum nvx_ur_method m)
@@ -826,21 +834,21 @@ static void nvx_ub_print_json(const struct nvx_ub *ub)
 	nvx_json_end(j);
 
 	nvx_json_object_begin(j, "delivery");
-	nvx_json_u64(j, "sends", ub->deliver_sends);
+	nvx_json_u64(j, "calls", ub->deliver_sends);
 	nvx_json_u64(j, "rounds", ub->rounds);
-	nvx_json_object_begin(j, "ns_per_send");
+	nvx_json_object_begin(j, "ns_per_call");
 	for (k = 0; k < NVX_UD_COUNT; k++)
 		nvx_json_double(j, nvx_ud_names[k], nvx_ub_deliver_ns(ub, k));
 	nvx_json_end(j);
-	nvx_json_double(j, "post_kick_ns",
+	nvx_json_double(j, "nvx_post_kick_ns",
 			nvx_ub_deliver_ns(ub, NVX_UD_MASKED) -
 			nvx_ub_deliver_ns(ub, NVX_UD_REJECTED));
-	nvx_json_double(j, "entry_ns",
+	nvx_json_double(j, "nvx_entry_ns",
 			nvx_ub_deliver_ns(ub, NVX_UD_DELIVERED) -
 			nvx_ub_deliver_ns(ub, NVX_UD_MASKED));
-	nvx_json_double(j, "delivery_ns",
-			nvx_ub_deliver_ns(ub, NVX_UD_DELIVERED) -
-			nvx_ub_deliver_ns(ub, NVX_UD_REJECTED));
+	nvx_json_double(j, "nvx_delivery_ns", nvx_ub_delivery_ns(ub, false));
+	nvx_json_double(j, "signal_delivery_ns", nvx_ub_delivery_ns(ub, true));
+	nvx_json_double(j, "signal_nvx", nvx_ub_delivery_ratio(ub));
 	nvx_json_end(j);
 
 	nvx_json_double(j, "headline", nvx_ub_headline(ub));
@@ -853,6 +861,7 @@ static void nvx_ub_print_json(const struct nvx_ub *ub)
 			nvx_ub_ratio(ub, NVX_UB_AT_20US));
 	nvx_json_double(j, "reaction_ratio",
 			nvx_ub_react_ratio(ub, NVX_UR_RECV));
+	nvx_json_double(j, "delivery_ratio", nvx_ub_delivery_ratio(ub));
 	nvx_json_end(j);
 }
 
@@ -980,19 +989,22 @@ static void nvx_ub_print_text(const struct nvx_ub *ub)
 	       "from A's clock before the doorbell (KICK) to B's once RECV returned it");
 
 deliver:
-	printf("\n(d) one thread sends to itself, %u sends per kind, %s%u rounds; ns per send\n",
+	printf("\n(d) one thread interrupts itself, %u calls per kind, %s%u rounds; ns per call\n",
 	       ub->deliver_sends, "best of ", ub->rounds);
 	for (m = 0; m < NVX_UD_COUNT; m++)
-		printf("%-9s %9.0f\n", nvx_ud_names[m],
+		printf("%-17s %9.0f\n", nvx_ud_names[m],
 		       nvx_ub_deliver_ns(ub, m));
-	printf("post and kick (masked - rejected) %.0f, %s %.0f, delivery %.0f\n",
+	printf("nvx: post and kick (masked - rejected) %.0f, %s %.0f\n",
 	       nvx_ub_deliver_ns(ub, NVX_UD_MASKED) -
 	       nvx_ub_deliver_ns(ub, NVX_UD_REJECTED),
 	       "entry (delivered - masked)",
 	       nvx_ub_deliver_ns(ub, NVX_UD_DELIVERED) -
-	       nvx_ub_deliver_ns(ub, NVX_UD_MASKED),
-	       nvx_ub_deliver_ns(ub, NVX_UD_DELIVERED) -
-	       nvx_ub_deliver_ns(ub, NVX_UD_REJECTED));
+	       nvx_ub_deliver_ns(ub, NVX_UD_MASKED));
+	printf("one delivery: nvx %.0f, signal %.0f (%s); signal/nvx %s\n",
+	       nvx_ub_delivery_ns(ub, false), nvx_ub_delivery_ns(ub, true),
+	       "delivered - rejected or probe",
+	       nvx_ub_fmt_ratio(r1, sizeof(r1), nvx_ub_delivery_ratio(ub),
+				NULL));
 
 	why = nvx_ub_headline_why(ub);
 	if (h < 0) {
@@ -1212,20 +1224,28 @@ const char nvx_bench_uintr_usage[] =
 	"by 2 MiB for the VM and gives it back; without CAP_SYS_ADMIN,\n"
 	"/dev/kvm or user VMs in the kernel it is skipped, and says why.\n"
 	"\n"
-	"(d) The cost of one delivery. A sends to itself (its own sender\n"
-	"entry, NVX_IOC_UINTR_SEND) 10 x N times per kind and round:\n"
+	"(d) The cost of one delivery, against a signal's. A interrupts\n"
+	"itself 10 x N times per kind and round, by NVX_IOC_UINTR_SEND\n"
+	"through its own sender entry or by tgkill() (a sigaction()\n"
+	"handler counts):\n"
 	"\n"
-	"  rejected  through an empty entry (ENOENT): the call alone\n"
-	"  masked    delivery masked: the vector is posted and A kicked,\n"
-	"            nothing is entered\n"
-	"  delivered every send delivered on the way out, the handler runs\n"
+	"  nvx_rejected      through an empty entry (ENOENT): the call alone\n"
+	"  nvx_masked        delivery masked: the vector is posted and A\n"
+	"                    kicked, nothing is entered\n"
+	"  nvx_delivered     every send delivered on the way out\n"
+	"  signal_probe      tgkill() of signal 0: the call alone\n"
+	"  signal_blocked    the signal blocked: queued once, merged\n"
+	"  signal_delivered  every tgkill() delivered on the way out\n"
 	"\n"
-	"the lowest mean of the rounds per kind; masked - rejected is the\n"
-	"post and the kick, delivered - masked the entry (frame, handler,\n"
-	"return), delivered - rejected the delivery.\n"
+	"the lowest mean of the rounds per kind. One delivery costs\n"
+	"delivered - rejected (nvx) or delivered - probe (signal): the\n"
+	"kernel's and the handler's work without the call, the part a\n"
+	"timer tick's delivery shares; their ratio signal/nvx is the\n"
+	"delivery ratio. For nvx, masked - rejected is the post and the\n"
+	"kick, delivered - masked the entry (frame, handler, return).\n"
 	"\n"
 	"  --iters N    wake-ups per method and way in (a), requests per\n"
-	"               method in (c), a tenth of the sends per kind\n"
+	"               method in (c), a tenth of the calls per kind\n"
 	"               and round in (d)\n"
 	"               (default 1000)\n"
 	"  --window MS  the length of one window in (b) (default 300)\n"
@@ -1255,10 +1275,11 @@ const char nvx_bench_uintr_usage[] =
 	"they are null)), \"reaction\" (\"iters\", \"methods\": per method\n"
 	"\"receiver\" and \"time\" with the statistics of (a);\n"
 	"\"ratios\": \"recv_uintr\", \"poll_uintr\"; \"skipped\": why, with\n"
-	"null ratios, when (c) could not run), \"delivery\" (\"sends\",\n"
-	"\"rounds\", \"ns_per_send\": \"rejected\", \"masked\",\n"
-	"\"delivered\"; \"post_kick_ns\", \"entry_ns\", \"delivery_ns\"),\n"
-	"\"headline\",\n"
+	"null ratios, when (c) could not run), \"delivery\" (\"calls\",\n"
+	"\"rounds\", \"ns_per_call\" per kind, \"nvx_post_kick_ns\",\n"
+	"\"nvx_entry_ns\", \"nvx_delivery_ns\", \"signal_delivery_ns\",\n"
+	"\"signal_nvx\"), \"headline\",\n"
 	"\"headline_period_ns\", \"headline_note\", \"overhead_ratio_20us\"\n"
 	"(the headline before the sweep: signal / nvx overhead at 20 us)\n"
-	"and \"reaction_ratio\" (recv / uintr reaction time, of the means).\n";
+	"\"reaction_ratio\" (recv / uintr reaction time, of the means) and\n"
+	"\"delivery_ratio\" (signal / nvx cost of one delivery, (d)).\n";

@@ -46,15 +46,18 @@ enum nvx_ur_method {
 	NVX_UR_COUNT,
 };
 
-/* What each send of (d) does. */
+/* What each call of (d) does. */
 enum {
 	NVX_UD_REJECTED,
 	NVX_UD_MASKED,
 	NVX_UD_DELIVERED,
+	NVX_UD_SIG_PROBE,
+	NVX_UD_SIG_BLOCKED,
+	NVX_UD_SIG_DELIVERED,
 	NVX_UD_COUNT,
 };
 
-/* sends per kind and round of (d), per --iters */
+/* calls per kind and round of (d), per --iters */
 #define NVX_UD_SENDS_PER_ITER	10
 
 extern const char * const nvx_ud_names[NVX_UD_COUNT];
@@ -154,8 +157,8 @@ struct nvx_ub_load {
  * @base_min: the slowest baseline window, iterations per second.
  * @base_max: the fastest.
  * @load: the results of (b), per period and kind of interruption.
- * @deliver_sends: sends per kind and round of (d).
- * @deliver: (d): per kind of send, the least time a round of them took.
+ * @deliver_sends: calls per kind and round of (d).
+ * @deliver: (d): per kind of call, the least time a round of them took.
  */
 struct nvx_ub {
 	struct nvx_ctx *ctx;
@@ -186,7 +189,9 @@ int nvx_ub_react(struct nvx_ub *ub);
 int nvx_ub_preempt(struct nvx_ub *ub);
 /* (d): every kind of send in every round; the results in @ub->deliver. */
 int nvx_ub_deliver(struct nvx_ub *ub);
-/* (d): nanoseconds per send of @kind. */
+/* (d): nanoseconds per call of @kind. */
 double nvx_ub_deliver_ns(const struct nvx_ub *ub, int kind);
+/* (d): nanoseconds per delivery, the signal's or nvx's. */
+double nvx_ub_delivery_ns(const struct nvx_ub *ub, bool signal);
 
 #endif /* _NVX_BENCH_UINTR_H */
