@@ -1124,6 +1124,35 @@ SERVE_TEST(echo_bodies)
 }
 
 /*
+ * --uintr: the system process runs its event loop. The endpoint holds its
+ * vector and has posted it (fdinfo of the server's endpoint: notify 1,
+ * notified > 0), and new connections are echoed as without it.
+ */
+SERVE_TEST(uintr_event_loop)
+{
+	struct srv *s = &self->x.s[0];
+	char path[64], buf[2048];
+	struct ep_info ei;
+	long long notified;
+	unsigned int i;
+	char what[64];
+
+	ASSERT_TRUE(srv_start(_metadata, &self->x, 0, 0, OPTS("--uintr"),
+			      "http-echo.img", NULL));
+	for (i = 0; i < 4; i++) {
+		snprintf(what, sizeof(what), "--uintr, connection %u", i);
+		EXPECT_TRUE(echo_new(_metadata, s, 100 << i, i + 1, what));
+	}
+	ASSERT_EQ(0, ep_info(s, &ei));
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", s->pid, s->ep_nr);
+	ASSERT_EQ(0, read_text(path, buf, sizeof(buf)));
+	EXPECT_EQ(1, field(buf, "notify")) TH_LOG("%s", buf);
+	notified = field(buf, "notified");
+	EXPECT_LT(0, notified) TH_LOG("%s", buf);
+	srv_want(s, 4, 4, 0, 0);
+}
+
+/*
  * NPIPE requests written at once on one connection, answered in order
  * (each body starts with its number), by one VM; the last says
  * "Connection: close": its answer says so too and the server closes.
