@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * nvx user interrupts: the hooks in fork, exit, exec, mm teardown and
- * get_signal(), what the core module takes from the built-in code
+ * nvx user interrupts: the hooks in fork, exit, exec, mm teardown,
+ * get_signal() and the exit to user mode (TIF_NVX_UINTR, see
+ * arch/x86/include/asm/entry-common.h), what the core module takes from the built-in code
  * (arch/x86/nvx/uintr.c): its ioctl range and its debugfs files, and the
  * kernel-sender calls other nvx objects post vectors with.
  */
@@ -12,6 +13,7 @@
 
 struct dentry;
 struct mm_struct;
+struct pt_regs;
 struct task_struct;
 struct nvx_uintr_vec;
 
@@ -40,10 +42,14 @@ void nvx_uintr_vec_put(struct nvx_uintr_vec *v);
 void __nvx_uintr_exit(struct task_struct *tsk);
 void __nvx_uintr_mm_exit(struct mm_struct *mm);
 bool __nvx_uintr_route_signal(int signr);
+void __nvx_uintr_resume(struct pt_regs *regs);
+void __nvx_uintr_signal_deliver(struct pt_regs *regs);
 
+/* A new thread has no receiver, and no vector posted to one. */
 static inline void nvx_uintr_fork(struct task_struct *p)
 {
 	p->nvx_uintr = NULL;
+	clear_tsk_thread_flag(p, TIF_NVX_UINTR);
 }
 
 static inline void nvx_uintr_mm_init(struct mm_struct *mm)
@@ -63,6 +69,16 @@ static inline void nvx_uintr_mm_exit(struct mm_struct *mm)
 {
 	if (unlikely(mm->nvx_uintr_senders))
 		__nvx_uintr_mm_exit(mm);
+}
+
+/*
+ * In get_signal(), before the signal code decides whether an interrupted
+ * system call restarts: a posted vector's delivery decides it instead.
+ */
+static inline void nvx_uintr_signal_deliver(struct pt_regs *regs)
+{
+	if (unlikely(test_thread_flag(TIF_NVX_UINTR)))
+		__nvx_uintr_signal_deliver(regs);
 }
 
 /* In get_signal(), siglock held: true if @signr became a user interrupt. */
@@ -90,6 +106,7 @@ static inline void nvx_uintr_mm_init(struct mm_struct *mm) { }
 static inline void nvx_uintr_exit(struct task_struct *tsk) { }
 static inline void nvx_uintr_mm_exit(struct mm_struct *mm) { }
 static inline bool nvx_uintr_route_signal(int signr) { return false; }
+static inline void nvx_uintr_signal_deliver(struct pt_regs *regs) { }
 #endif
 
 #endif /* _LINUX_NVX_UINTR_H */

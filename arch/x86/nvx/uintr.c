@@ -8,17 +8,21 @@
  * vector). A sender table (mm_struct::nvx_uintr_senders) maps the indices
  * a process sends by to vector fds' objects.
  *
- * Sending sets the pending bit and queues the receiver's task_work; it
- * runs on the receiver's next return to user mode (the IPI that
- * set_notify_resume() sends gets a running receiver there at once), and
+ * Sending sets the pending bit, then the receiver's TIF_NVX_UINTR, and
+ * kicks it (kick_process(): an IPI gets a receiver running on another CPU
+ * into the kernel at once). On its way back to user mode the thread sees
+ * the flag (the generic entry code's arch_exit_to_user_mode_work(), or
+ * get_signal() first when a system call waits for its restart decision),
  * builds the frame {vector, rip, rflags, rsp} on the user stack below the
- * red zone, or on the alternate stack, then points the user registers at
- * the handler. The handler returns without a system call (see
+ * red zone, or on the alternate stack, and points the user registers at
+ * the handler: the way hardware UINTR's kernel support enters a pending
+ * notification on the return to user mode. No task_work, no allocation and no reference per
+ * delivery. The handler returns without a system call (see
  * tools/nvx/lib/nvx_uintr.h). No extended state is saved: handlers are
  * general-registers-only, as with hardware UINTR.
  *
- * Lifetimes: the thread's pointer, the receiver fd, every vector object
- * and a queued task_work each hold a reference on the receiver; the
+ * Lifetimes: the thread's pointer, the receiver fd and every vector
+ * object each hold a reference on the receiver; the
  * sender table holds one on each vector object. Senders look entries up
  * under RCU, and both objects are freed after a grace period, so a sender
  * never touches freed memory; a dead receiver (exited, exec'd,
@@ -34,6 +38,7 @@
 #include <linux/hrtimer.h>
 #include <linux/mm.h>
 #include <linux/nospec.h>
+#include <linux/percpu.h>
 #include <linux/debugfs.h>
 #include <linux/nvx.h>
 #include <linux/nvx_uintr.h>
@@ -45,7 +50,6 @@
 #include <linux/sched/task_stack.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <linux/task_work.h>
 #include <linux/uaccess.h>
 #include <linux/unistd.h>
 #include <linux/wait.h>
@@ -56,14 +60,11 @@
 #define CREATE_TRACE_POINTS
 #include <trace/events/nvx_uintr.h>
 
-/* Bits of nvx_uintr_recv::state */
-#define NVX_RECV_QUEUED		0	/* the task_work is queued */
-
 #define NVX_UINTR_MIN_STACK	256
 
 /**
  * struct nvx_uintr_recv - a thread registered to receive user interrupts
- * @ref: references: the thread, the receiver fd, vector objects, task_work.
+ * @ref: references: the thread, the receiver fd, vector objects.
  * @task: the thread (a reference is held).
  * @page: the page shared with the thread.
  * @upage: @page's kernel address.
@@ -72,8 +73,6 @@
  * @stack_size: its size.
  * @flags: NVX_UINTR_* register flags.
  * @dead: the registration ended; sends fail with -ESRCH.
- * @state: NVX_RECV_* bits.
- * @twork: delivery on return to user mode.
  * @wq: NVX_IOC_UINTR_WAIT sleeps here.
  * @timer: the thread's kernel sender.
  * @period_ns: the timer's period; 0 for a one-shot timer or none.
@@ -99,8 +98,6 @@ struct nvx_uintr_recv {
 	unsigned long stack_size;
 	u32 flags;
 	bool dead;
-	unsigned long state;
-	struct callback_head twork;
 	wait_queue_head_t wq;
 	struct hrtimer timer;
 	u64 period_ns;
@@ -151,7 +148,8 @@ static const struct file_operations nvx_vec_fops;
  * until its last vector fd and sender entry are gone), vectors delivered.
  */
 static atomic_t nvx_uintr_receivers = ATOMIC_INIT(0);
-static atomic64_t nvx_uintr_delivered = ATOMIC64_INIT(0);
+/* per CPU: a delivery takes no shared cache line */
+static DEFINE_PER_CPU(u64, nvx_uintr_delivered);
 
 static void nvx_recv_free_rcu(struct rcu_head *rcu)
 {
@@ -209,9 +207,9 @@ static unsigned long nvx_uintr_nr_restart_syscall(const struct pt_regs *regs)
 
 /*
  * The handler is entered on the way out of a syscall that still waits for
- * its restart decision (the task_work runs from get_signal(), before the
- * signal code decides): decide here, then tell the signal code that the
- * restart is dealt with. With NVX_UINTR_INTERRUPT_SYSCALLS the call fails
+ * its restart decision (from get_signal(), before the signal code
+ * decides): decide here, then tell the signal code that the restart is
+ * dealt with. With NVX_UINTR_INTERRUPT_SYSCALLS the call fails
  * with -EINTR, as for a signal handler without SA_RESTART; otherwise it is
  * restarted after the handler, as for a signal nobody handles.
  */
@@ -290,44 +288,76 @@ static void nvx_uintr_deliver(struct nvx_uintr_recv *r, struct pt_regs *regs)
 	WRITE_ONCE(p->enabled, 0);
 	WRITE_ONCE(p->delivered, p->delivered + 1);
 	WRITE_ONCE(r->delivered, r->delivered + 1);
-	atomic64_inc(&nvx_uintr_delivered);
+	this_cpu_inc(nvx_uintr_delivered);
 	/* cleared at every delivery, so that a stale time is never used */
 	t = xchg(&r->posted_ns[v], 0);
 	if (trace_nvx_uintr_deliver_enabled())
 		trace_nvx_uintr_deliver(v, t ? ktime_get_ns() - t : 0);
 }
 
-static void nvx_uintr_work(struct callback_head *cb)
+/**
+ * __nvx_uintr_resume() - enter the handler of a posted vector
+ * @regs: current's user registers.
+ *
+ * Current is on its way back to user mode and found TIF_NVX_UINTR set,
+ * which it cleared (arch_exit_to_user_mode_work(), or
+ * __nvx_uintr_signal_deliver()): the full barrier of that clear orders
+ * it before the pending bits are read, as a sender sets the bit before
+ * the flag.
+ */
+void __nvx_uintr_resume(struct pt_regs *regs)
 {
-	struct nvx_uintr_recv *r = container_of(cb, struct nvx_uintr_recv,
-						twork);
+	struct nvx_uintr_recv *r = current->nvx_uintr;
 
-	clear_bit(NVX_RECV_QUEUED, &r->state);
-	/* a sender that finds QUEUED clear queues again: see its bit first */
-	smp_mb__after_atomic();
-	if (current->nvx_uintr == r && !READ_ONCE(r->dead) &&
-	    !(current->flags & PF_EXITING))
-		nvx_uintr_deliver(r, task_pt_regs(current));
-	nvx_recv_put(r);
+	if (r && !READ_ONCE(r->dead) && !(current->flags & PF_EXITING))
+		nvx_uintr_deliver(r, regs);
 }
 
-/* Get the receiver to its return to user mode. Any context. */
+/**
+ * __nvx_uintr_signal_deliver() - deliver before a restart decision
+ * @regs: current's user registers.
+ *
+ * From get_signal(), with TIF_NVX_UINTR set. Only a system call that
+ * waits for its restart decision is dealt with here: the delivery makes
+ * the decision (nvx_uintr_end_syscall()). Anything else, a fault's signal
+ * above all, is left to the exit to user mode, after the signal frame is
+ * written: the signal sees the state it was raised in (its ucontext, a
+ * tracer, a core dump), and the handler is entered at the signal
+ * handler's first instruction, as a hardware user interrupt would be.
+ */
+void __nvx_uintr_signal_deliver(struct pt_regs *regs)
+{
+	if (syscall_get_nr(current, regs) < 0)
+		return;
+	switch (syscall_get_error(current, regs)) {
+	case -ERESTART_RESTARTBLOCK:
+	case -ERESTARTNOHAND:
+	case -ERESTARTSYS:
+	case -ERESTARTNOINTR:
+		break;
+	default:
+		return;
+	}
+	if (test_and_clear_thread_flag(TIF_NVX_UINTR))
+		__nvx_uintr_resume(regs);
+}
+
+/*
+ * Get the receiver to its return to user mode. Any context; @r is not
+ * freed meanwhile, and holds its task.
+ */
 static void nvx_uintr_kick(struct nvx_uintr_recv *r)
 {
-	enum task_work_notify_mode mode = TWA_RESUME;
+	struct task_struct *t = r->task;
 
-	if (r->flags & NVX_UINTR_INTERRUPT_SYSCALLS)
-		mode = TWA_SIGNAL;
-	if (test_and_set_bit(NVX_RECV_QUEUED, &r->state))
-		return;
-	if (!refcount_inc_not_zero(&r->ref)) {
-		clear_bit(NVX_RECV_QUEUED, &r->state);
+	if (r->flags & NVX_UINTR_INTERRUPT_SYSCALLS) {
+		/* end an interruptible sleep, as TWA_SIGNAL task_work does */
+		set_tsk_thread_flag(t, TIF_NVX_UINTR);
+		set_notify_signal(t);
 		return;
 	}
-	if (task_work_add(r->task, &r->twork, mode | TWAF_NO_ALLOC)) {
-		clear_bit(NVX_RECV_QUEUED, &r->state);
-		nvx_recv_put(r);
-	}
+	if (!test_and_set_tsk_thread_flag(t, TIF_NVX_UINTR))
+		kick_process(t);
 }
 
 /*
@@ -620,7 +650,6 @@ static int nvx_uintr_ioc_register(struct nvx_ucmd *ucmd)
 	r->flags = a->flags;
 	r->task = get_task_struct(current);
 	refcount_set(&r->ref, 2);	/* the thread and the fd */
-	init_task_work(&r->twork, nvx_uintr_work);
 	init_waitqueue_head(&r->wq);
 	hrtimer_init(&r->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	r->timer.function = nvx_uintr_tick;
@@ -1005,8 +1034,13 @@ EXPORT_SYMBOL_GPL(nvx_uintr_ioctls);
 
 static int nvx_uintr_stats_show(struct seq_file *m, void *unused)
 {
+	u64 delivered = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		delivered += READ_ONCE(per_cpu(nvx_uintr_delivered, cpu));
 	seq_printf(m, "receivers %d\n", atomic_read(&nvx_uintr_receivers));
-	seq_printf(m, "delivered %lld\n", atomic64_read(&nvx_uintr_delivered));
+	seq_printf(m, "delivered %llu\n", delivered);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(nvx_uintr_stats);
