@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * nvx selftests, group "uintr": signals routed to a vector.
+ * nvx selftests, group "uintr": signals routed to a vector, and a
+ * fault's signal with a vector pending.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE		/* REG_RIP */
+#endif
+#include <ucontext.h>
+
 #include "uintr_fixture.h"
 
 /*
@@ -92,6 +98,77 @@ TEST_F(uintr, signal_ignored_not_routed)
 	ASSERT_EQ(0, tgkill_tid(my_tid, SIGUSR2));
 	spin_syscalls_ns(100 * MS);
 	EXPECT_EQ(0ULL, handled());
+}
+
+/* fault_signal_sees_fault: what the handlers saw. */
+static uint64_t fs_ill, fs_ill_bad, fs_uintr, fs_uintr_at_sig;
+
+/* One ud2, its address nvx_fs_ud2 (the SIGILL handler skips it). */
+static __attribute__((noinline)) void fs_fault(void)
+{
+	__asm__ volatile(".globl nvx_fs_ud2\nnvx_fs_ud2: ud2\n" ::: "memory");
+}
+
+extern const char nvx_fs_ud2[];
+
+static void fs_on_ill(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+
+	if (uc->uc_mcontext.gregs[REG_RIP] != (greg_t)(uintptr_t)nvx_fs_ud2)
+		__atomic_add_fetch(&fs_ill_bad, 1, __ATOMIC_RELAXED);
+	else
+		uc->uc_mcontext.gregs[REG_RIP] += 2;
+	__atomic_add_fetch(&fs_ill, 1, __ATOMIC_RELAXED);
+}
+
+static NVX_UINTR_HANDLER void
+fs_on_uintr(struct nvx_uintr_frame *f, uint64_t vector)
+{
+	__atomic_add_fetch(&fs_uintr, 1, __ATOMIC_RELAXED);
+	if (f->rip == (uint64_t)(uintptr_t)fs_on_ill)
+		__atomic_add_fetch(&fs_uintr_at_sig, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * A vector pending when a fault raises its signal (the nvx timer ticks
+ * every 10 us while the thread takes ud2 faults): the signal is
+ * delivered first, so its ucontext always holds the faulting
+ * instruction, and a vector that came at such a moment is entered at
+ * the signal handler's first instruction (its frame's rip), which shows
+ * that the two did meet.
+ */
+TEST_F(uintr, fault_signal_sees_fault)
+{
+	struct sigaction sa = { .sa_sigaction = fs_on_ill,
+				.sa_flags = SA_SIGINFO }, old;
+	uint64_t end;
+	int rfd;
+
+	sigemptyset(&sa.sa_mask);
+	ASSERT_EQ(0, sigaction(SIGILL, &sa, &old));
+	rfd = nvx_uintr_register_handler(self->fd, fs_on_uintr, NULL, 0, 0);
+	ASSERT_LE(0, rfd);
+	ASSERT_EQ(0, do_timer(self->fd, 9, 10000, 10000));
+	end = now_ns() + 20 * SEC;
+	while (now_ns() < end &&
+	       (__atomic_load_n(&fs_uintr_at_sig, __ATOMIC_RELAXED) < 20 ||
+		__atomic_load_n(&fs_ill, __ATOMIC_RELAXED) < 1000))
+		fs_fault();
+	EXPECT_EQ(0, do_timer(self->fd, 9, 0, 0));
+	EXPECT_EQ(0, nvx_uintr_unregister_handler(self->fd));
+	sigaction(SIGILL, &old, NULL);
+	EXPECT_EQ(0ULL, fs_ill_bad)
+		TH_LOG("%llu of %llu SIGILLs saw another rip than the ud2",
+		       (unsigned long long)fs_ill_bad,
+		       (unsigned long long)fs_ill);
+	EXPECT_LE(1ULL, fs_uintr_at_sig)
+		TH_LOG("no vector met a fault: %llu deliveries, %llu faults",
+		       (unsigned long long)fs_uintr,
+		       (unsigned long long)fs_ill);
+	TH_LOG("%llu faults, %llu deliveries, %llu at the signal handler",
+	       (unsigned long long)fs_ill, (unsigned long long)fs_uintr,
+	       (unsigned long long)fs_uintr_at_sig);
 }
 
 TEST_F(uintr, signal_bad_args)
