@@ -800,26 +800,24 @@ UVM_TEST(seccomp_kills)
 	free_tree(&t);
 }
 
-/* "N WHAT" in @s after @after: N, or -1. */
-static long long count_of(const char *s, const char *after, const char *what)
+/* "N WHAT" on a line of @s that starts with @line: N, or -1. */
+static long long count_of(const char *s, const char *line, const char *what)
 {
+	const char *l;
 	char pat[64];
+	char *end;
 	long long n;
 
-	s = s ? strstr(s, after) : NULL;
-	if (!s)
-		return -1;
-	s += strlen(after);
 	snprintf(pat, sizeof(pat), " %s", what);
-	for (; *s && *s != '\n'; s++) {
-		char *end;
-
-		if (*s < '0' || *s > '9')
-			continue;
-		n = strtoll(s, &end, 10);
-		if (!strncmp(end, pat, strlen(pat)))
-			return n;
-		s = end - 1;
+	for (l = s; l && (l = strstr(l, line)); l++) {
+		for (s = l + strlen(line); *s && *s != '\n'; s++) {
+			if (*s < '0' || *s > '9')
+				continue;
+			n = strtoll(s, &end, 10);
+			if (!strncmp(end, pat, strlen(pat)))
+				return n;
+			s = end - 1;
+		}
 	}
 	return -1;
 }
