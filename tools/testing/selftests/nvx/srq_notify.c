@@ -171,16 +171,6 @@ SRQ_TEST(notify_receiver_gone)
 	close(vfd);
 }
 
-/* How many times @what is in @text. */
-static unsigned int count_of(const char *text, const char *what)
-{
-	unsigned int n = 0;
-
-	for (; (text = strstr(text, what)); text += strlen(what))
-		n++;
-	return n;
-}
-
 /*
  * A queue's posts are traced as such: two posts (first frame into an
  * empty ring, twice) give two nvx_uintr_post lines with this thread's
@@ -220,10 +210,10 @@ SRQ_TEST(notify_traced)
 	snprintf(want, sizeof(want),
 		 "nvx_uintr_post: tid=%d vector=%d pending=0 src=srq",
 		 sys_gettid(), VEC);
-	EXPECT_EQ(2U, count_of(text, want)) TH_LOG("%s", text);
+	EXPECT_EQ(2U, count_str(text, want)) TH_LOG("%s", text);
 	snprintf(want, sizeof(want), "nvx_uintr_deliver: vector=%d ", VEC);
-	EXPECT_EQ(2U, count_of(text, want)) TH_LOG("%s", text);
-	EXPECT_EQ(0U, count_of(text, "src=endpoint"));
+	EXPECT_EQ(2U, count_str(text, want)) TH_LOG("%s", text);
+	EXPECT_EQ(0U, count_str(text, "src=endpoint"));
 	free(text);
 	EXPECT_EQ(2, fdinfo_num(s->fd, "queue0_notified"));
 	srq_close(s);

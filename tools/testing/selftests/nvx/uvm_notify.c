@@ -146,16 +146,6 @@ ABI_TEST(notify_masked_and_late)
 	close(vfd);
 }
 
-/* How many lines of @text hold @what. */
-static unsigned int count_lines(const char *text, const char *what)
-{
-	unsigned int n = 0;
-
-	for (; (text = strstr(text, what)); text += strlen(what))
-		n++;
-	return n;
-}
-
 /*
  * The endpoint's posts are traced as such: two batches give two
  * nvx_uintr_post lines with this thread's tid, the vector and
@@ -195,10 +185,10 @@ ABI_TEST(notify_traced)
 	snprintf(want, sizeof(want),
 		 "nvx_uintr_post: tid=%d vector=%d pending=0 src=endpoint",
 		 sys_gettid(), VEC);
-	EXPECT_EQ(2U, count_lines(text, want)) TH_LOG("%s", text);
+	EXPECT_EQ(2U, count_str(text, want)) TH_LOG("%s", text);
 	snprintf(want, sizeof(want), "nvx_uintr_deliver: vector=%d ", VEC);
-	EXPECT_EQ(2U, count_lines(text, want)) TH_LOG("%s", text);
-	EXPECT_EQ(0U, count_lines(text, "src=srq"));
+	EXPECT_EQ(2U, count_str(text, want)) TH_LOG("%s", text);
+	EXPECT_EQ(0U, count_str(text, "src=srq"));
 	free(text);
 	EXPECT_EQ(2, fdinfo_num(ep, "notified"));
 	EXPECT_EQ(0, do_unregister(self->e.fd));

@@ -48,6 +48,7 @@ int recv_fd(int sock);
 int fdinfo_get(int fd, const char *key, char *val, size_t len);
 long long fdinfo_num(int fd, const char *key);
 char *read_file(const char *path, size_t max);
+unsigned int count_str(const char *text, const char *what);
 const char *tracefs_with(const char *event);
 int trace_events_enable(const char *dir, const char *const *events,
 			unsigned int n, const char *val);

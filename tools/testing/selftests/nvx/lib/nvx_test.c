@@ -240,6 +240,22 @@ long long fdinfo_num(int fd, const char *key)
 }
 
 /**
+ * count_str() - how many times a string occurs in a text
+ * @text: the text (a trace, a /proc file), NUL-terminated
+ * @what: the string, not empty
+ *
+ * Return: the number of occurrences that do not overlap.
+ */
+unsigned int count_str(const char *text, const char *what)
+{
+	unsigned int n = 0;
+
+	for (; (text = strstr(text, what)); text += strlen(what))
+		n++;
+	return n;
+}
+
+/**
  * read_file() - the contents of a file, NUL-terminated
  * @path: the file (tracefs' trace, a /proc file)
  * @max: read at most this many bytes
