@@ -1112,10 +1112,10 @@ static void nvx_sys_dispatch(struct nvx_sys *sys, struct nvx_sys_item *it)
  * in NVX_IOC_UINTR_WAIT with delivery masked, so that an arrival after
  * its last RECV ends the wait at once (the vector stays pending).
  */
+#if NVX_HAVE_UINTR_LIB
+
 static uint64_t nvx_sys_ev_hits;	/* the handler's deliveries */
 static uint32_t nvx_sys_ev_note;	/* 1: an arrival since the last RECV */
-
-#if NVX_HAVE_UINTR_LIB
 
 #define NVX_SYS_EV_VECTOR	0
 
@@ -1134,6 +1134,12 @@ static int nvx_sys_ev_setup(struct nvx_sys *sys, const struct nvx_sys_opts *o)
 	const char *what = "NVX_IOC_UINTR_REGISTER";
 	int fd;
 
+	/* as for the endpoint: guest fds 0-2 are ours */
+	if (o->nvx_fd < 3) {
+		nvx_err("sys: --uintr: the nvx device is fd %d, a guest's stdio",
+			o->nvx_fd);
+		return NVX_EXIT_FAIL;
+	}
 	sys->nvx_fd = o->nvx_fd;
 	fd = nvx_uintr_register_handler(sys->nvx_fd, nvx_sys_ev_handler, NULL,
 					0, 0);
@@ -1187,7 +1193,8 @@ static int nvx_sys_ev_recv(struct nvx_sys *sys, struct nvx_uvm_recv *r)
 			if (ioctl(sys->nvx_fd, NVX_IOC_UINTR_WAIT, &w) &&
 			    errno != ETIMEDOUT && errno != EINTR) {
 				nvx_err("sys: NVX_IOC_UINTR_WAIT: %s",
-					strerror(errno));
+					nvx_uintr_strerror(NVX_IOC_UINTR_WAIT,
+							   errno));
 				ret = -1;
 			}
 		}
@@ -1216,7 +1223,8 @@ static void nvx_sys_ev_report(const struct nvx_sys *sys)
 
 static int nvx_sys_ev_setup(struct nvx_sys *sys, const struct nvx_sys_opts *o)
 {
-	nvx_err("sys: --uintr: %s", strerror(EOPNOTSUPP));
+	nvx_err("sys: --uintr: NVX_IOC_UINTR_REGISTER: %s",
+		nvx_uintr_strerror(NVX_IOC_UINTR_REGISTER, EOPNOTSUPP));
 	return NVX_EXIT_FAIL;
 }
 

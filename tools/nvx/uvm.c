@@ -470,7 +470,8 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 	"posts a user interrupt to it per arrival batch and it takes requests\n" \
 	"with nonblocking RECVs, waiting in NVX_IOC_UINTR_WAIT when there are\n" \
 	"none (needs CONFIG_NVX_UINTR); with --verbose it says at the end how\n" \
-	"many user interrupts it took.\n"					\
+	"many user interrupts it took (not under --listen, whose system\n"	\
+	"process runs until it is stopped).\n"				\
 	"Documentation/nvx/uvm-sys.rst describes calls, checks and FILE.\n"
 
 static const char nvx_uvm_serve_usage[] =

@@ -1280,6 +1280,6 @@ const char nvx_bench_uintr_usage[] =
 	"\"nvx_entry_ns\", \"nvx_delivery_ns\", \"signal_delivery_ns\",\n"
 	"\"signal_nvx\"), \"headline\",\n"
 	"\"headline_period_ns\", \"headline_note\", \"overhead_ratio_20us\"\n"
-	"(the headline before the sweep: signal / nvx overhead at 20 us)\n"
+	"(the headline before the sweep: signal / nvx overhead at 20 us),\n"
 	"\"reaction_ratio\" (recv / uintr reaction time, of the means) and\n"
 	"\"delivery_ratio\" (signal / nvx cost of one delivery, (d)).\n";

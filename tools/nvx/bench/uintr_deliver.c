@@ -51,6 +51,8 @@ const char * const nvx_ud_names[NVX_UD_COUNT] = {
 	[NVX_UD_SIG_DELIVERED]	= "signal_delivered",
 };
 
+#if NVX_HAVE_UINTR_LIB
+
 #define NVX_UD_SIG	SIGUSR1
 
 static uint64_t nvx_ud_sig_hits;
@@ -59,8 +61,6 @@ static void nvx_ud_on_sig(int sig)
 {
 	__atomic_add_fetch(&nvx_ud_sig_hits, 1, __ATOMIC_RELAXED);
 }
-
-#if NVX_HAVE_UINTR_LIB
 
 /* The state of one run of (d). */
 struct nvx_ud {
@@ -102,23 +102,25 @@ static int nvx_ud_round(struct nvx_ud *d, int kind, uint64_t *ns)
 {
 	uint64_t t0, hits0 = nvx_ud_hits(d, kind), want;
 	uint32_t i, n = d->ub->deliver_sends;
-	sigset_t set;
+	sigset_t set, old;
 	int ret = 0;
 
+	/* the signal unblocked, except while blocked is timed */
 	sigemptyset(&set);
 	sigaddset(&set, NVX_UD_SIG);
+	pthread_sigmask(kind == NVX_UD_SIG_BLOCKED ? SIG_BLOCK : SIG_UNBLOCK,
+			&set, &old);
 	if (kind == NVX_UD_MASKED)
 		nvx_uintr_clui();
-	if (kind == NVX_UD_SIG_BLOCKED)
-		pthread_sigmask(SIG_BLOCK, &set, NULL);
 	t0 = nvx_now_ns();
 	for (i = 0; i < n && !ret; i++)
 		ret = nvx_ud_call(d, kind);
 	*ns = nvx_now_ns() - t0;
 	if (kind == NVX_UD_MASKED)
 		nvx_uintr_stui();
-	if (kind == NVX_UD_SIG_BLOCKED)
-		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	/* a blocked signal is delivered here, once */
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret)
 		return ret;
 	/* the handler ran once per call, once for the merged ones, never */
@@ -139,7 +141,7 @@ int nvx_ub_deliver(struct nvx_ub *ub)
 {
 	struct sigaction sa = { .sa_handler = nvx_ud_on_sig }, old;
 	struct nvx_ud d = { .ub = ub, .rx = { .reply = -1 } };
-	int fd = ub->ctx->fd, vec[2], ret, kind;
+	int fd = ub->ctx->fd, vec[2], ret, kind, failed = -1;
 	unsigned long req = 0;
 	unsigned int r;
 	uint64_t ns;
@@ -169,11 +171,13 @@ int nvx_ub_deliver(struct nvx_ub *ub)
 	for (r = 0; r < ub->rounds && !ret; r++) {
 		for (kind = 0; kind < NVX_UD_COUNT && !ret; kind++) {
 			ret = nvx_ud_round(&d, kind, &ns);
-			if (!ub->deliver[kind] || ns < ub->deliver[kind])
+			if (ret)
+				failed = kind;
+			else if (!ub->deliver[kind] || ns < ub->deliver[kind])
 				ub->deliver[kind] = ns;
 		}
 	}
-	if (ret && kind > NVX_UD_SIG_PROBE)
+	if (failed >= NVX_UD_SIG_PROBE)
 		req = 0;	/* tgkill() */
 	sigaction(NVX_UD_SIG, &old, NULL);
 	nvx_uintr_del_sender(fd, d.idx[1]);

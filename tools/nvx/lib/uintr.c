@@ -350,6 +350,8 @@ int nvx_uintr_rx_setup(int nvx_fd, struct nvx_uintr_rx *rx, int vec[2],
 		 nvx_uintr_vector_fd(nvx_fd, NVX_UINTR_RX_STOP);
 	if (vec[1] >= 0)
 		return 0;
+	if (vec[0] >= 0)
+		close(vec[0]);
 	err = vec[1];
 	*req = NVX_IOC_UINTR_VECTOR_FD;
 	nvx_uintr_rx_unregister(nvx_fd);

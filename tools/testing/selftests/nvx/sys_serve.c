@@ -1127,6 +1127,7 @@ SERVE_TEST(echo_bodies)
  * --uintr: the system process runs its event loop. The endpoint holds its
  * vector and has posted it (fdinfo of the server's endpoint: notify 1,
  * notified > 0), and new connections are echoed as without it.
+ * Skipped without user interrupts.
  */
 SERVE_TEST(uintr_event_loop)
 {
@@ -1137,6 +1138,8 @@ SERVE_TEST(uintr_event_loop)
 	unsigned int i;
 	char what[64];
 
+	if (nvx_has_feature(self->x.e.fd, NVX_FEAT_UINTR) != 1)
+		SKIP(return, "no user interrupts (NVX_FEAT_UINTR)");
 	ASSERT_TRUE(srv_start(_metadata, &self->x, 0, 0, OPTS("--uintr"),
 			      "http-echo.img", NULL));
 	for (i = 0; i < 4; i++) {

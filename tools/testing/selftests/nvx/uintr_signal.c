@@ -104,7 +104,7 @@ TEST_F(uintr, signal_ignored_not_routed)
 static uint64_t fs_ill, fs_ill_bad, fs_uintr, fs_uintr_at_sig;
 
 /* One ud2, its address nvx_fs_ud2 (the SIGILL handler skips it). */
-static __attribute__((noinline)) void fs_fault(void)
+static __attribute__((noipa)) void fs_fault(void)
 {
 	__asm__ volatile(".globl nvx_fs_ud2\nnvx_fs_ud2: ud2\n" ::: "memory");
 }
