@@ -175,6 +175,15 @@ struct nvx_sys_call {
 static_assert(sizeof(struct nvx_uvm_fcall) <= NVX_UVM_PAYLOAD,
 	      "a file call fits the payload");
 
+/* ------------------------------------ the event loop (sys_ev.c) --- */
+
+/* --uintr: handler, vector fd, the endpoint's NOTIFY: NVX_EXIT_*. */
+int nvx_sys_ev_setup(struct nvx_sys *sys, const struct nvx_sys_opts *o);
+/* The next request or notice: 0, RECV's errno, or -1 (said on stderr). */
+int nvx_sys_ev_recv(struct nvx_sys *sys, struct nvx_uvm_recv *r);
+/* What the event loop did (--verbose, at the end). */
+void nvx_sys_ev_report(const struct nvx_sys *sys);
+
 /* ----------------------------------------- sockets (sys_net.c) --- */
 
 int nvx_sys_socket(struct nvx_sys_call *c);
