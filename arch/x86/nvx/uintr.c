@@ -16,14 +16,14 @@
  * builds the frame {vector, rip, rflags, rsp} on the user stack below the
  * red zone, or on the alternate stack, and points the user registers at
  * the handler: the way hardware UINTR's kernel support enters a pending
- * notification on the return to user mode. No task_work, no allocation and no reference per
- * delivery. The handler returns without a system call (see
- * tools/nvx/lib/nvx_uintr.h). No extended state is saved: handlers are
- * general-registers-only, as with hardware UINTR.
+ * notification on the return to user mode. No task_work, no allocation
+ * and no reference per delivery. The handler returns without a system
+ * call (see tools/nvx/lib/nvx_uintr.h). No extended state is saved:
+ * handlers are general-registers-only, as with hardware UINTR.
  *
  * Lifetimes: the thread's pointer, the receiver fd and every vector
- * object each hold a reference on the receiver; the
- * sender table holds one on each vector object. Senders look entries up
+ * object each hold a reference on the receiver; the sender table holds
+ * one on each vector object. Senders look entries up
  * under RCU, and both objects are freed after a grace period, so a sender
  * never touches freed memory; a dead receiver (exited, exec'd,
  * unregistered) or a closed vector fd makes sends fail instead.
@@ -209,8 +209,8 @@ static unsigned long nvx_uintr_nr_restart_syscall(const struct pt_regs *regs)
  * The handler is entered on the way out of a syscall that still waits for
  * its restart decision (from get_signal(), before the signal code
  * decides): decide here, then tell the signal code that the restart is
- * dealt with. With NVX_UINTR_INTERRUPT_SYSCALLS the call fails
- * with -EINTR, as for a signal handler without SA_RESTART; otherwise it is
+ * dealt with. With NVX_UINTR_INTERRUPT_SYSCALLS the call fails with
+ * -EINTR, as for a signal handler without SA_RESTART; otherwise it is
  * restarted after the handler, as for a signal nobody handles.
  */
 static void nvx_uintr_end_syscall(struct pt_regs *regs, bool interrupt)
