@@ -609,6 +609,17 @@ int nvx_fn_serve(int nvx_fd, const struct nvx_sys_tenant *t,
 	ret = nvx_sys_apply_policy(ep.fd, t, opt->verbose);
 	if (ret)
 		return ret;
+	if (opt->poll) {
+		struct nvx_uvm_poller p = { .flags = NVX_UVM_POLLER_SQ,
+					    .cpu = -1 };
+
+		ret = nvx_uvm_set_poller(ep.fd, &p);
+		if (ret) {
+			nvx_err("serve: --poll: NVX_UVM_EP_IOC_POLLER: %s",
+				strerror(-ret));
+			return NVX_EXIT_FAIL;
+		}
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) ||
 	    pipe2(fn.sig, O_CLOEXEC | O_NONBLOCK)) {
 		nvx_err("serve: socketpair: %s", strerror(errno));

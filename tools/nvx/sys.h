@@ -170,6 +170,7 @@ struct nvx_sys_opts {
  *	stopped; 0: no limit.
  * @verbose: say on stderr what happens.
  * @uintr: the system process runs its event loop (struct nvx_sys_opts).
+ * @poll: the endpoint gets an SQ poller (NVX_UVM_EP_IOC_POLLER).
  */
 struct nvx_fn_opts {
 	const char *listen;
@@ -183,6 +184,7 @@ struct nvx_fn_opts {
 	unsigned int lifetime;
 	bool verbose;
 	bool uintr;
+	bool poll;
 };
 
 /*

@@ -3,14 +3,14 @@
  * nvxtool: the object "uvm", light user VMs (include/uapi/nvx/uvm.h).
  *
  *   uvm run [--mem SIZE] [--vcpus 1] [--slow-path] [--stats]
- *	     [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr]
+ *	     [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--poll]
  *	     IMAGE [-- ARGS]
  *				start a user VM; its messages go to a system
  *				process (a forked `uvm serve`) that serves
  *				its stdin and stdout, and files when the
  *				tenant may use them
  *   uvm serve --ep-fd FD [--policy FILE --tenant NAME | --root DIR]
- *	       [--verbose] [--uintr] [--debug-forbidden-syscall]
+ *	       [--verbose] [--uintr] [--poll] [--debug-forbidden-syscall]
  *				the confined system process of one tenant,
  *				on an endpoint fd it inherited (sys.c)
  *   uvm serve --listen ADDR:PORT [--warm N] [--max N] [--timeout S]
@@ -54,6 +54,7 @@ enum {
 	NVX_UVM_OPT_TIMEOUT,
 	NVX_UVM_OPT_LIFETIME,
 	NVX_UVM_OPT_UINTR,
+	NVX_UVM_OPT_POLL,
 };
 
 /**
@@ -63,6 +64,7 @@ enum {
  * @root: --root DIR.
  * @verbose: --verbose.
  * @uintr: --uintr: the system process's event loop (struct nvx_sys_opts).
+ * @poll: --poll: the endpoint's SQ poller (NVX_UVM_EP_IOC_POLLER).
  */
 struct nvx_uvm_tenant_args {
 	const char *policy;
@@ -70,6 +72,7 @@ struct nvx_uvm_tenant_args {
 	const char *root;
 	bool verbose;
 	bool uintr;
+	bool poll;
 };
 
 /*
@@ -94,8 +97,24 @@ static int nvx_uvm_tenant_opt(struct nvx_uvm_tenant_args *a, int c)
 	case NVX_UVM_OPT_UINTR:
 		a->uintr = true;
 		return 1;
+	case NVX_UVM_OPT_POLL:
+		a->poll = true;
+		return 1;
 	}
 	return 0;
+}
+
+/* --poll: the endpoint's SQ poller, with its defaults. */
+static int nvx_uvm_poll_ep(int ep_fd)
+{
+	struct nvx_uvm_poller p = { .flags = NVX_UVM_POLLER_SQ, .cpu = -1 };
+	int ret = nvx_uvm_set_poller(ep_fd, &p);
+
+	if (ret)
+		nvx_err("uvm: --poll: NVX_UVM_EP_IOC_POLLER: %s%s",
+			strerror(-ret),
+			ret == -EPERM ? " (needs CAP_SYS_NICE)" : "");
+	return ret ? NVX_EXIT_FAIL : 0;
 }
 
 /* The tenant the options name: the policy file's, --root's or the default. */
@@ -185,6 +204,7 @@ static int cmd_uvm_serve(struct nvx_ctx *ctx, int argc, char **argv)
 		{ "root", required_argument, NULL, NVX_UVM_OPT_ROOT },
 		{ "verbose", no_argument, NULL, NVX_UVM_OPT_VERBOSE },
 		{ "uintr", no_argument, NULL, NVX_UVM_OPT_UINTR },
+		{ "poll", no_argument, NULL, NVX_UVM_OPT_POLL },
 		{ "listen", required_argument, NULL, NVX_UVM_OPT_LISTEN },
 		{ "warm", required_argument, NULL, NVX_UVM_OPT_WARM },
 		{ "max", required_argument, NULL, NVX_UVM_OPT_MAX },
@@ -270,7 +290,13 @@ static int cmd_uvm_serve(struct nvx_ctx *ctx, int argc, char **argv)
 	if (fo.listen) {
 		fo.verbose = ta.verbose;
 		fo.uintr = ta.uintr;
+		fo.poll = ta.poll;
 		return nvx_uvm_fn_serve(ctx, &fo, &t, argc, argv);
+	}
+	if (ta.poll) {
+		ret = nvx_uvm_poll_ep(ep_fd);
+		if (ret)
+			return ret;
 	}
 	so.verbose = ta.verbose;
 	if (ta.uintr) {
@@ -302,8 +328,9 @@ static void nvx_uvm_print_stats(struct nvx_uvm_vm *vm)
 	if (nvx_uvm_status(vm, &st))
 		return;
 	fprintf(stderr,
-		"vm %u: doorbells %llu, messages in %llu, out %llu, bulk out %llu B, in %llu B, irqs %llu, denied %llu, limited %llu, vm2vm out %llu, in %llu; KVM: userspace_exits %lld, io_exits %lld; VMM kicks %llu\n",
+		"vm %u: doorbells %llu, polled %llu, messages in %llu, out %llu, bulk out %llu B, in %llu B, irqs %llu, denied %llu, limited %llu, vm2vm out %llu, in %llu; KVM: userspace_exits %lld, io_exits %lld; VMM kicks %llu\n",
 		st.vm_id, (unsigned long long)st.doorbells,
+		(unsigned long long)st.polled,
 		(unsigned long long)st.msgs_in,
 		(unsigned long long)st.msgs_out,
 		(unsigned long long)st.bulk_out,
@@ -329,6 +356,7 @@ static int nvx_uvm_run_parse(struct nvx_ctx *ctx, int argc, char **argv,
 		{ "root", required_argument, NULL, NVX_UVM_OPT_ROOT },
 		{ "verbose", no_argument, NULL, NVX_UVM_OPT_VERBOSE },
 		{ "uintr", no_argument, NULL, NVX_UVM_OPT_UINTR },
+		{ "poll", no_argument, NULL, NVX_UVM_OPT_POLL },
 		{ }
 	};
 	int c, ret;
@@ -406,6 +434,8 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 		return ret;
 	/* the policy is in place before the VM can send anything */
 	ret = nvx_sys_apply_policy(ep.fd, &t, so.verbose);
+	if (!ret && a.ta.poll)
+		ret = nvx_uvm_poll_ep(ep.fd);
 	if (ret) {
 		close(ep.fd);
 		return ret;
@@ -472,11 +502,14 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 	"none (needs CONFIG_NVX_UINTR); with --verbose it says at the end how\n" \
 	"many user interrupts it took (not under --listen, whose system\n"	\
 	"process runs until it is stopped).\n"				\
+	"With --poll the endpoint gets a kernel poller (NVX_UVM_EP_IOC_POLLER,\n" \
+	"its defaults; needs CAP_SYS_NICE): guests need no doorbell while it\n" \
+	"is awake. Documentation/nvx/uvm.rst, \"The poller\".\n"		\
 	"Documentation/nvx/uvm-sys.rst describes calls, checks and FILE.\n"
 
 static const char nvx_uvm_serve_usage[] =
-	"--ep-fd FD [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--debug-forbidden-syscall]\n"
-	"       uvm serve --listen ADDR:PORT [--warm N] [--max N] [--timeout S] [--lifetime S] [--mem SIZE] [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] IMAGE [-- ARGS...]\n"
+	"--ep-fd FD [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--poll] [--debug-forbidden-syscall]\n"
+	"       uvm serve --listen ADDR:PORT [--warm N] [--max N] [--timeout S] [--lifetime S] [--mem SIZE] [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--poll] IMAGE [-- ARGS...]\n"
 	"\n"
 	"With --listen, the function server: listens on ADDR:PORT (IPv4, or\n"
 	"[IPv6]; port 0 picks one; it prints \"listening on ADDR:PORT\") and\n"
@@ -514,7 +547,7 @@ const struct nvx_cmd nvx_uvm_cmds[] = {
 		.name = "run",
 		.summary = "run a guest image in a light user VM",
 		.usage =
-			 "[--mem SIZE] [--vcpus 1] [--slow-path] [--stats] [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] IMAGE [-- ARGS...]\n"
+			 "[--mem SIZE] [--vcpus 1] [--slow-path] [--stats] [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--poll] IMAGE [-- ARGS...]\n"
 			 "\n"
 			 "Starts a KVM VM with one vCPU whose RAM (SIZE, default 4M) is a grant\n"
 			 "from the nvx pool, loads IMAGE (a flat image from tools/nvx/guest:\n"

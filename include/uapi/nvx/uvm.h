@@ -35,6 +35,16 @@
 /* struct nvx_uvm_ctrl.flags, written by the guest */
 #define NVX_UVM_CTRL_WANT_IRQ	0x1U	/* halted: signal the irqfd */
 
+/*
+ * struct nvx_uvm_ctrl.sq_flags, written by the kernel. POLLED: the
+ * endpoint's poller (NVX_UVM_EP_IOC_POLLER) is awake and scans this SQ, so
+ * a new entry needs no doorbell. The guest publishes sq_prod, then a full
+ * barrier, then reads sq_flags: clear means ring (Documentation/nvx/uvm.rst,
+ * "The poller"). Zero, the value of a kernel without pollers, always
+ * means ring.
+ */
+#define NVX_UVM_SQ_POLLED	0x1U
+
 #define NVX_UVM_SEED_SIZE	32
 #define NVX_UVM_ARGS_SIZE	512
 
@@ -64,12 +74,13 @@
  * @irq_vector: VMM: the vector its irqfd route raises in the guest.
  * @tsc_khz: VMM: the guest's TSC frequency in kHz.
  * @argc: VMM: number of NUL-terminated strings in @args.
+ * @sq_flags: kernel: NVX_UVM_SQ_* bits (since ABI 2.2).
  * @pad: 0.
  * @args: VMM: the boot arguments, NUL-separated.
  *
  * The kernel writes its fields at attach and keeps @sq_cons, @cq_prod,
- * @credits and @doorbells current; it never trusts what the guest
- * writes into them (it keeps its own copies).
+ * @credits, @doorbells and @sq_flags current; it never trusts what the
+ * guest writes into them (it keeps its own copies).
  */
 struct nvx_uvm_ctrl {
 	__u32 magic;
@@ -94,7 +105,8 @@ struct nvx_uvm_ctrl {
 	/* 0x70: boot information */
 	__u64 tsc_khz;
 	__u32 argc;
-	__u32 pad[33];
+	__u32 sq_flags;
+	__u32 pad[32];
 	/* 0x100 */
 	char args[NVX_UVM_ARGS_SIZE];
 };
@@ -582,12 +594,55 @@ struct nvx_uvm_notify {
 	__u64 reserved;
 };
 
+/* struct nvx_uvm_poller.flags */
+#define NVX_UVM_POLLER_SQ	0x1U	/* run a poller for the VMs' SQs */
+#define NVX_UVM_POLLER_FLAGS	NVX_UVM_POLLER_SQ
+
+#define NVX_UVM_POLLER_DEF_IDLE_US	2000
+#define NVX_UVM_POLLER_MAX_IDLE_US	1000000
+#define NVX_UVM_POLLER_DEF_BUDGET	8
+#define NVX_UVM_POLLER_MAX_BUSY_US	1000000
+
+/**
+ * struct nvx_uvm_poller - NVX_UVM_EP_IOC_POLLER: the endpoint's pollers
+ * @flags: in: NVX_UVM_POLLER_*. With NVX_UVM_POLLER_SQ the endpoint gets a
+ *	kernel thread ("nvx-poll/EP_ID") that scans the submission rings of
+ *	its fast-path VMs while any has work and sleeps after @idle_us
+ *	without; the guests need no doorbell while it is awake
+ *	(NVX_UVM_SQ_POLLED). Without it, a running poller stops. A new
+ *	call replaces the old settings whole.
+ * @cpu: in: the CPU the poller is bound to, or -1 for any.
+ * @idle_us: in: microseconds without work before the poller sleeps,
+ *	1..NVX_UVM_POLLER_MAX_IDLE_US; 0 = NVX_UVM_POLLER_DEF_IDLE_US.
+ * @budget: in: the most entries taken from one VM per pass over the
+ *	VMs, 1..NVX_UVM_MAX_ENTRIES; 0 = NVX_UVM_POLLER_DEF_BUDGET.
+ * @recv_busy_us: in: a blocking RECV that finds nothing spins this many
+ *	microseconds (0..NVX_UVM_POLLER_MAX_BUSY_US) for a message before it
+ *	sleeps, as SO_BUSY_POLL does (no poller needed).
+ * @reserved: in: must be 0.
+ *
+ * A poller is a kernel thread that spends CPU time for the endpoint's
+ * owner, so NVX_UVM_POLLER_SQ needs CAP_SYS_NICE; busy polling spends the
+ * caller's own and needs nothing. Errors: -EINVAL (flags, reserved, a
+ * value out of range, a CPU that is offline or not in the caller's
+ * affinity mask), -EPERM, -ENOMEM, -EINTR.
+ */
+struct nvx_uvm_poller {
+	__u32 flags;
+	__s32 cpu;
+	__u32 idle_us;
+	__u32 budget;
+	__u32 recv_busy_us;
+	__u32 reserved;
+};
+
 #define NVX_UVM_EP_IOC_RECV	_IOWR(NVX_IOC_MAGIC, 0x38, struct nvx_uvm_recv)
 #define NVX_UVM_EP_IOC_REPLY	_IOW(NVX_IOC_MAGIC, 0x39, struct nvx_uvm_reply)
 #define NVX_UVM_EP_IOC_STATS	_IOWR(NVX_IOC_MAGIC, 0x3a, struct nvx_uvm_ep_stats)
 #define NVX_UVM_EP_IOC_SET_POLICY _IOW(NVX_IOC_MAGIC, 0x3b, struct nvx_uvm_policy)
 #define NVX_UVM_EP_IOC_GET_POLICY _IOWR(NVX_IOC_MAGIC, 0x3c, struct nvx_uvm_policy)
 #define NVX_UVM_EP_IOC_NOTIFY	_IOW(NVX_IOC_MAGIC, 0x3d, struct nvx_uvm_notify)
+#define NVX_UVM_EP_IOC_POLLER	_IOW(NVX_IOC_MAGIC, 0x3e, struct nvx_uvm_poller)
 
 /**
  * struct nvx_uvm_status - NVX_UVM_CHAN_IOC_STATUS: a VM's state and counters
@@ -606,6 +661,8 @@ struct nvx_uvm_notify {
  * @limited: out: messages over a policy limit.
  * @vm2vm_out: out: VM-to-VM messages this VM sent that were delivered.
  * @vm2vm_in: out: VM-to-VM messages it received.
+ * @polled: out: messages the endpoint's poller took from the submission
+ *	ring (they needed no doorbell; since ABI 2.2).
  */
 struct nvx_uvm_status {
 	__u32 flags;
@@ -623,6 +680,7 @@ struct nvx_uvm_status {
 	__u64 limited;
 	__u64 vm2vm_out;
 	__u64 vm2vm_in;
+	__u64 polled;
 };
 
 /**

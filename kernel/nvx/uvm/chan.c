@@ -448,12 +448,22 @@ static void nvx_uvm_drop(struct nvx_uvm_chan *ch, struct list_head *list)
 	}
 }
 
-/*
- * The doorbell: take every new submission entry, check it against the
- * policy, and queue it for the endpoint (or for another VM). Runs in the
- * vCPU thread (fast path) or in the VMM's KICK.
+/**
+ * nvx_uvm_sq_take() - take new submission entries of a VM
+ * @ch: the channel.
+ * @max: take at most this many (the rest stays in the ring).
+ * @polled: the endpoint's poller calls, not a doorbell.
+ *
+ * Checks each entry, then the policy, and queues it for the endpoint (or
+ * for another VM), answering at once what the kernel answers itself. A
+ * broken ring or entry stops the VM. The doorbell (the vCPU thread on the
+ * fast path, the VMM's KICK on the slow one) takes everything; the poller
+ * (poll.c) takes at most its budget, with exactly these checks. Guest
+ * memory is read through the grant's pages, which never fault.
+ *
+ * Return: the entries taken from the ring.
  */
-static void nvx_uvm_doorbell(struct nvx_uvm_chan *ch)
+u32 nvx_uvm_sq_take(struct nvx_uvm_chan *ch, u32 max, bool polled)
 {
 	struct nvx_uvm_ctrl *c = ch->ctrl;
 	struct nvx_uvm_ep *ep = ch->ep;
@@ -463,7 +473,7 @@ static void nvx_uvm_doorbell(struct nvx_uvm_chan *ch)
 	LIST_HEAD(moves);
 	struct nvx_uvm_slot *s, *tmp;
 	struct nvx_uvm_pol pol;
-	u32 prod, n, unconsumed, reason = 0, taken = 0;
+	u32 prod, n, unconsumed, reason = 0, taken = 0, took = 0;
 	u64 detail = 0, denied, limited;
 	int err;
 
@@ -472,12 +482,15 @@ static void nvx_uvm_doorbell(struct nvx_uvm_chan *ch)
 		goto out;
 	denied = ch->denied;
 	limited = ch->limited;
-	ch->doorbells++;
-	WRITE_ONCE(c->doorbells, (u32)ch->doorbells);
+	if (!polled) {
+		ch->doorbells++;
+		WRITE_ONCE(c->doorbells, (u32)ch->doorbells);
+	}
 	prod = READ_ONCE(c->sq_prod);
 	n = prod - ch->sq_cons;
 	unconsumed = ch->cq_prod - READ_ONCE(c->cq_cons);
-	trace_nvx_uvm_doorbell(ch->vm_id, n);
+	if (!polled)
+		trace_nvx_uvm_doorbell(ch->vm_id, n);
 	if (n > ch->sq_n) {
 		reason = NVX_UVM_ERR_RING;
 		detail = prod;
@@ -485,8 +498,12 @@ static void nvx_uvm_doorbell(struct nvx_uvm_chan *ch)
 		reason = NVX_UVM_ERR_RING;
 		detail = ch->cq_prod - unconsumed;
 	}
+	n = min(n, max);
 	nvx_uvm_pol_get(ch, &pol);
-	/* the guest's writes to the ring happened before its out */
+	/*
+	 * The guest's writes to the ring happened before its out, or (the
+	 * poller) before its store of sq_prod, read above.
+	 */
 	smp_rmb();
 	while (!reason && !ch->reason && n--) {
 		/* answers written meanwhile count against the credit too */
@@ -509,6 +526,7 @@ static void nvx_uvm_doorbell(struct nvx_uvm_chan *ch)
 		}
 		ch->sq_cons++;
 		ch->msgs_in++;
+		took++;
 		trace_nvx_uvm_msg_in(ch->vm_id, s->msg.src_tid, s->msg.type,
 				     s->msg.tag, s->total);
 		err = nvx_uvm_pol_check(ch, &pol, s);
@@ -528,6 +546,8 @@ static void nvx_uvm_doorbell(struct nvx_uvm_chan *ch)
 		}
 	}
 	WRITE_ONCE(c->sq_cons, ch->sq_cons);
+	if (polled)
+		ch->polled += took;
 
 	spin_lock(&ep->lock);
 	if (ep->dead && !reason) {
@@ -566,6 +586,7 @@ static void nvx_uvm_doorbell(struct nvx_uvm_chan *ch)
 out:
 	mutex_unlock(&ch->lock);
 	nvx_uvm_v2v_run(&moves);
+	return took;
 }
 
 /*
@@ -581,7 +602,10 @@ static void nvx_uvm_port_write(struct nvx_uvm_chan *ch, u64 port)
 		mutex_unlock(&ch->lock);
 		return;
 	}
-	nvx_uvm_doorbell(ch);
+	nvx_uvm_sq_take(ch, U32_MAX, false);
+	/* a sleeping poller takes over from here (poll.c) */
+	if (!ch->slow)
+		nvx_uvm_poller_kick(ch->ep);
 }
 
 static int nvx_uvm_iodev_write(struct kvm_vcpu *vcpu,
@@ -692,6 +716,7 @@ static void nvx_uvm_status_fill(struct nvx_uvm_chan *ch,
 	st->limited = ch->limited;
 	st->vm2vm_out = ch->vm2vm_out;
 	st->vm2vm_in = ch->vm2vm_in;
+	st->polled = ch->polled;
 	mutex_unlock(&ch->lock);
 }
 
@@ -747,6 +772,7 @@ static void nvx_uvm_chan_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "limited:\t%llu\n", READ_ONCE(ch->limited));
 	seq_printf(m, "vm2vm_out:\t%llu\n", READ_ONCE(ch->vm2vm_out));
 	seq_printf(m, "vm2vm_in:\t%llu\n", READ_ONCE(ch->vm2vm_in));
+	seq_printf(m, "polled:\t%llu\n", READ_ONCE(ch->polled));
 }
 
 DEFINE_NVX_FOPS(nvx_uvm_chan, NVX_IOC_UVM_CHAN_BASE, nvx_uvm_chan_ops,
@@ -915,6 +941,7 @@ static void nvx_uvm_init_ctrl(struct nvx_uvm_chan *ch)
 	c->cq_prod = 0;
 	c->cq_cons = 0;
 	c->doorbells = 0;
+	c->sq_flags = 0;
 }
 
 /*

@@ -125,10 +125,12 @@ static int nvx_uvm_ep_release(struct inode *inode, struct file *file)
 	unsigned long id = 0;
 
 	/*
-	 * No VM attaches from now on (one attaching now finds the endpoint
-	 * dead at its first doorbell); stop those attached, one at a time.
-	 * Its vector goes now: the vector fd's holders count says so.
+	 * The poller first: it takes a last look at every ring. No VM
+	 * attaches from now on (one attaching now finds the endpoint dead
+	 * at its first doorbell); stop those attached, one at a time. Its
+	 * vector goes now: the vector fd's holders count says so.
 	 */
+	nvx_uvm_poller_stop(ep);
 	spin_lock(&ep->lock);
 	ep->dead = true;
 	v = rcu_replace_pointer(ep->notify, NULL, lockdep_is_held(&ep->lock));
@@ -283,7 +285,7 @@ static int nvx_uvm_ep_ioc_recv(struct nvx_ucmd *ucmd)
 	struct nvx_uvm_gone *g = NULL;
 	struct nvx_uvm_slot *s;
 	struct nvx_uvm_chan *ch;
-	bool nonblock;
+	bool nonblock, busied = false;
 	long got;
 	u16 gen;
 	int ret;
@@ -299,6 +301,12 @@ static int nvx_uvm_ep_ioc_recv(struct nvx_ucmd *ucmd)
 		spin_unlock(&ep->lock);
 		if (nonblock)
 			return -EAGAIN;
+		/* once per call: a message that arrives meanwhile is taken */
+		if (!busied) {
+			busied = true;
+			if (nvx_uvm_ep_busy_poll(ep))
+				continue;
+		}
 		ret = wait_event_interruptible_exclusive(ep->wq,
 							 nvx_uvm_ep_ready(ep));
 		if (ret)
@@ -482,6 +490,8 @@ static const struct nvx_ioctl_op nvx_uvm_ep_ops[] = {
 		     0),
 	NVX_IOCTL_OP(NVX_IOC_UVM_EP_BASE, NVX_UVM_EP_IOC_NOTIFY,
 		     nvx_uvm_ep_ioc_notify, struct nvx_uvm_notify, reserved, 0),
+	NVX_IOCTL_OP(NVX_IOC_UVM_EP_BASE, NVX_UVM_EP_IOC_POLLER,
+		     nvx_uvm_ep_ioc_poller, struct nvx_uvm_poller, reserved, 0),
 };
 
 /* /proc/PID/fdinfo/N of an endpoint: its VMs and its queues. */
@@ -507,6 +517,7 @@ static void nvx_uvm_ep_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "notify:\t%d\n", !!rcu_access_pointer(ep->notify));
 	seq_printf(m, "notified:\t%lld\n", atomic64_read(&ep->notified));
 	spin_unlock(&ep->lock);
+	nvx_uvm_poller_show(m, ep);
 }
 
 DEFINE_NVX_FOPS(nvx_uvm_ep, NVX_IOC_UVM_EP_BASE, nvx_uvm_ep_ops,
@@ -544,6 +555,7 @@ int nvx_uvm_ioc_endpoint(struct nvx_ucmd *ucmd)
 		return -ENOMEM;
 	kref_init(&ep->ref);
 	spin_lock_init(&ep->lock);
+	mutex_init(&ep->poll_lock);
 	init_waitqueue_head(&ep->wq);
 	INIT_LIST_HEAD(&ep->queue);
 	INIT_LIST_HEAD(&ep->gone);

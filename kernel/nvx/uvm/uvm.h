@@ -47,6 +47,8 @@ struct nvx_uvm_pol {
 };
 
 struct nvx_uvm_chan;
+struct nvx_uvm_sqpoll;
+struct seq_file;
 
 /* One request of a guest, from the doorbell to its completion. */
 struct nvx_uvm_slot {
@@ -80,6 +82,10 @@ struct nvx_uvm_ep {
 	struct nvx_uvm_pol __rcu *pol;	/* NULL: every type, no limits */
 	struct nvx_uintr_vec __rcu *notify;	/* NULL: none; ep->lock */
 	atomic64_t notified;		/* vectors posted */
+	struct mutex poll_lock;		/* replaces the poller, below */
+	struct nvx_uvm_sqpoll __rcu *sqpoll;	/* the SQ poller, or NULL */
+	u32 recv_busy_us;		/* RECV's busy-poll budget */
+	atomic64_t busy_hits;		/* RECVs a busy poll served */
 	u32 id;
 	u32 max_vms;
 	u32 nr_vms;			/* attached and attaching */
@@ -144,6 +150,7 @@ struct nvx_uvm_chan {
 	u64 limited;
 	u64 vm2vm_out;
 	u64 vm2vm_in;
+	u64 polled;			/* entries the poller took */
 	struct rcu_head rcu;		/* frees after nvx_uvm_chan_find() */
 };
 
@@ -164,6 +171,14 @@ void nvx_uvm_slot_put(struct nvx_uvm_chan *ch, struct nvx_uvm_slot *s);
 void nvx_uvm_cqe(struct nvx_uvm_msg *m, const struct nvx_uvm_chan *ch,
 		 const struct nvx_uvm_slot *s, s32 status);
 int nvx_uvm_cq_write(struct nvx_uvm_chan *ch, const struct nvx_uvm_msg *m);
+u32 nvx_uvm_sq_take(struct nvx_uvm_chan *ch, u32 max, bool polled);
+
+/* poll.c */
+int nvx_uvm_ep_ioc_poller(struct nvx_ucmd *ucmd);
+void nvx_uvm_poller_kick(struct nvx_uvm_ep *ep);
+void nvx_uvm_poller_stop(struct nvx_uvm_ep *ep);
+void nvx_uvm_poller_show(struct seq_file *m, struct nvx_uvm_ep *ep);
+bool nvx_uvm_ep_busy_poll(struct nvx_uvm_ep *ep);
 
 /* policy.c */
 void nvx_uvm_pol_get(struct nvx_uvm_chan *ch, struct nvx_uvm_pol *out);

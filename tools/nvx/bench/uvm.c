@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * nvx-bench uvm: user VMs, the in-kernel fast path against the slow path,
- * and the cold start of a VM against fork+exec.
+ * nvx-bench uvm: user VMs, the in-kernel fast path against the slow path
+ * and the endpoint's poller, and the cold start of a VM against fork+exec.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,10 +34,26 @@ enum {
 	NVX_UVM_OPT_RUNS,
 };
 
+/* The ways a guest's messages reach the system side, compared. */
+enum {
+	NVX_UVM_FAST,		/* doorbell handled in the kernel */
+	NVX_UVM_SLOW,		/* doorbell exits to the VMM (KICK) */
+	NVX_UVM_POLL,		/* the endpoint's SQ poller, no doorbell */
+	NVX_UVM_POLL_BUSY,	/* and RECV busy-polls on the system side */
+	NVX_UVM_NR_PATHS
+};
+
+/* The poller's idle time and RECV's busy-poll time in the bench. */
+#define NVX_UVM_BENCH_IDLE_US	NVX_UVM_POLLER_DEF_IDLE_US
+#define NVX_UVM_BENCH_BUSY_US	2000
+
 struct nvx_uvm_bench_vm {
 	struct nvx_uvm_vm vm;
 	int ret;
 	int done_fd;		/* written when the vCPU loop returns */
+	pthread_t server;	/* kicked out of a blocking RECV then */
+	atomic_int acked;	/* the server saw it */
+	int kick;		/* the server blocks in RECV */
 };
 
 static void *nvx_uvm_bench_vcpu(void *arg)
@@ -48,6 +64,11 @@ static void *nvx_uvm_bench_vcpu(void *arg)
 	b->ret = nvx_uvm_run(&b->vm);
 	if (write(b->done_fd, &one, sizeof(one)) < 0)
 		b->ret = -errno;
+	/* a RECV that blocks sees no fd: interrupt it until it notices */
+	while (b->kick && !atomic_load(&b->acked)) {
+		pthread_kill(b->server, SIGUSR1);
+		usleep(1000);
+	}
 	return NULL;
 }
 
@@ -55,20 +76,46 @@ struct nvx_uvm_ping {
 	uint64_t ns;		/* launch to exit */
 	int64_t user_exits;	/* KVM's userspace_exits */
 	int64_t io_exits;	/* KVM's io_exits (every PIO intercept) */
+	int64_t exits;		/* KVM's exits (all kinds) */
 	uint64_t doorbells;
+	uint64_t polled;
 };
+
+/* Serve with blocking RECVs (busy polling) until the vCPU loop ends. */
+static void nvx_uvm_bench_serve_blocking(int ep_fd, struct nvx_uvm_serve *sv,
+					 struct nvx_uvm_bench_vm *b)
+{
+	struct nvx_uvm_recv r;
+	uint64_t x;
+	int ret;
+
+	for (;;) {
+		ret = nvx_uvm_recv(ep_fd, sv, &r, 0);
+		if (!ret) {
+			nvx_uvm_serve_msg(ep_fd, sv, &r);
+			continue;
+		}
+		if (ret != -EINTR || read(b->done_fd, &x, sizeof(x)) != sizeof(x))
+			continue;
+		atomic_store(&b->acked, 1);
+		while (!nvx_uvm_recv(ep_fd, sv, &r, NVX_UVM_RECV_NONBLOCK))
+			nvx_uvm_serve_msg(ep_fd, sv, &r);
+		return;
+	}
+}
 
 /* Run `test ping N W` with the default service in this thread. */
 static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
-			      int slow, unsigned int n, unsigned int w,
+			      int path, unsigned int n, unsigned int w,
 			      struct nvx_uvm_ping *out)
 {
 	struct nvx_uvm_endpoint ep = { .flags = NVX_UVM_EP_CLOEXEC,
 				       .max_vms = 1 };
 	char ns[16], ws[16], *argv[4];
 	struct nvx_uvm_serve sv = { .in_fd = -1, .out_fd = -1, .err_fd = 2 };
+	struct nvx_uvm_poller pl = { .cpu = -1 };
 	struct nvx_uvm_opts o = { 0 };
-	struct nvx_uvm_bench_vm b;
+	struct nvx_uvm_bench_vm b = { 0 };
 	struct nvx_uvm_status st;
 	struct nvx_uvm_recv r;
 	struct pollfd pfd[2];
@@ -90,12 +137,28 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 		free(sv.buf);
 		return -errno;
 	}
+	if (path >= NVX_UVM_POLL) {
+		pl.flags = NVX_UVM_POLLER_SQ;
+		pl.idle_us = NVX_UVM_BENCH_IDLE_US;
+		if (path == NVX_UVM_POLL_BUSY)
+			pl.recv_busy_us = NVX_UVM_BENCH_BUSY_US;
+		ret = nvx_uvm_set_poller(ep.fd, &pl);
+		if (ret) {
+			nvx_err("bench uvm: NVX_UVM_EP_IOC_POLLER: %s",
+				strerror(-ret));
+			close(ep.fd);
+			free(sv.buf);
+			return ret;
+		}
+	}
 	b.done_fd = eventfd(0, EFD_CLOEXEC);
+	b.server = pthread_self();
+	b.kick = path == NVX_UVM_POLL_BUSY;
 	o.image = image;
 	o.argc = 4;
 	o.argv = argv;
 	o.ep_fd = ep.fd;
-	o.slow = slow;
+	o.slow = path == NVX_UVM_SLOW;
 	t0 = nvx_now_ns();
 	ret = nvx_uvm_create(&b.vm, ctx->fd, &o, &where);
 	if (ret) {
@@ -105,6 +168,10 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 	ret = -pthread_create(&th, NULL, nvx_uvm_bench_vcpu, &b);
 	if (ret)
 		goto out;
+	if (b.kick) {
+		nvx_uvm_bench_serve_blocking(ep.fd, &sv, &b);
+		finished = 1;
+	}
 	pfd[0].fd = ep.fd;
 	pfd[0].events = POLLIN;
 	pfd[1].fd = b.done_fd;
@@ -126,8 +193,10 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 	out->ns = nvx_now_ns() - t0;
 	out->user_exits = nvx_uvm_kvm_stat(b.vm.stats_fd, "userspace_exits");
 	out->io_exits = nvx_uvm_kvm_stat(b.vm.stats_fd, "io_exits");
+	out->exits = nvx_uvm_kvm_stat(b.vm.stats_fd, "exits");
 	nvx_uvm_status(&b.vm, &st);
 	out->doorbells = st.doorbells;
+	out->polled = st.polled;
 	ret = b.ret;
 	if (!ret && b.vm.exit_status) {
 		nvx_err("bench uvm: ping exited with %u", b.vm.exit_status);
@@ -186,8 +255,11 @@ static int nvx_first_byte(char *const argv[], uint64_t *ns)
 
 struct nvx_uvm_bench {
 	unsigned int messages, runs;
-	struct nvx_uvm_ping base[2], one[2], many[2];	/* [slow] */
-	double exits_per_msg[2], io_per_msg[2], rtt_us[2], rate[2];
+	struct nvx_uvm_ping base[NVX_UVM_NR_PATHS], one[NVX_UVM_NR_PATHS];
+	struct nvx_uvm_ping many[NVX_UVM_NR_PATHS];
+	double exits_per_msg[NVX_UVM_NR_PATHS], io_per_msg[NVX_UVM_NR_PATHS];
+	double all_per_msg[NVX_UVM_NR_PATHS], polled_share[NVX_UVM_NR_PATHS];
+	double rtt_us[NVX_UVM_NR_PATHS], rate[NVX_UVM_NR_PATHS];
 	uint64_t *uvm_ns, *host_ns;
 	double uvm_p50, uvm_p99, host_p50, host_p99;
 };
@@ -259,7 +331,9 @@ static const struct nvx_json_field nvx_uvm_bench_cold_fields[] = {
 
 static void nvx_uvm_bench_print(struct nvx_ctx *ctx, struct nvx_uvm_bench *b)
 {
-	static const char *const path[2] = { "fast", "slow" };
+	static const char *const path[NVX_UVM_NR_PATHS] = {
+		"fast", "slow", "poll", "poll_busy",
+	};
 	struct nvx_json *j = &ctx->js;
 	int s;
 
@@ -267,11 +341,13 @@ static void nvx_uvm_bench_print(struct nvx_ctx *ctx, struct nvx_uvm_bench *b)
 		nvx_json_init(j, stdout);
 		nvx_json_object_begin(j, NULL);
 		nvx_json_u64(j, "messages", b->messages);
-		for (s = 0; s < 2; s++) {
+		for (s = 0; s < NVX_UVM_NR_PATHS; s++) {
 			nvx_json_object_begin(j, path[s]);
 			nvx_json_double(j, "userspace_exits_per_msg",
 					b->exits_per_msg[s]);
 			nvx_json_double(j, "io_exits_per_msg", b->io_per_msg[s]);
+			nvx_json_double(j, "exits_per_msg", b->all_per_msg[s]);
+			nvx_json_double(j, "polled_share", b->polled_share[s]);
 			nvx_json_double(j, "rtt_us", b->rtt_us[s]);
 			nvx_json_double(j, "msgs_per_s", b->rate[s]);
 			nvx_json_end(j);
@@ -280,6 +356,14 @@ static void nvx_uvm_bench_print(struct nvx_ctx *ctx, struct nvx_uvm_bench *b)
 				b->rtt_us[1] / b->rtt_us[0]);
 		nvx_json_double(j, "rate_fast_over_slow",
 				b->rate[0] / b->rate[1]);
+		nvx_json_double(j, "exits_per_msg_polled",
+				b->all_per_msg[NVX_UVM_POLL]);
+		nvx_json_double(j, "rtt_fast_over_polled",
+				b->rtt_us[NVX_UVM_FAST] /
+				b->rtt_us[NVX_UVM_POLL]);
+		nvx_json_double(j, "rtt_fast_over_polled_busy",
+				b->rtt_us[NVX_UVM_FAST] /
+				b->rtt_us[NVX_UVM_POLL_BUSY]);
 		nvx_json_object_begin(j, "cold_start");
 		nvx_json_fields(j, b, nvx_uvm_bench_cold_fields);
 		nvx_json_double(j, "uvm_over_host_p50",
@@ -292,14 +376,20 @@ static void nvx_uvm_bench_print(struct nvx_ctx *ctx, struct nvx_uvm_bench *b)
 	}
 	printf("messages: %u ping-pongs (IPC, 1 in flight) and %u with 32 in flight\n",
 	       b->messages, b->messages);
-	printf("%-5s %14s %12s %12s %14s\n", "path", "user exits/msg",
-	       "io exits/msg", "rtt us", "msgs/s (32)");
-	for (s = 0; s < 2; s++)
-		printf("%-5s %14.4f %12.4f %12.1f %14.0f\n", path[s],
-		       b->exits_per_msg[s], b->io_per_msg[s], b->rtt_us[s],
+	printf("%-9s %14s %12s %10s %7s %10s %12s\n", "path",
+	       "user exits/msg", "io exits/msg", "exits/msg", "polled",
+	       "rtt us", "msgs/s (32)");
+	for (s = 0; s < NVX_UVM_NR_PATHS; s++)
+		printf("%-9s %14.4f %12.4f %10.4f %7.4f %10.1f %12.0f\n",
+		       path[s], b->exits_per_msg[s], b->io_per_msg[s],
+		       b->all_per_msg[s], b->polled_share[s], b->rtt_us[s],
 		       b->rate[s]);
 	printf("round trip slow/fast: %.2f   throughput fast/slow: %.2f\n",
 	       b->rtt_us[1] / b->rtt_us[0], b->rate[0] / b->rate[1]);
+	printf("round trip fast/poll: %.2f   fast/poll_busy: %.2f\n",
+	       b->rtt_us[NVX_UVM_FAST] / b->rtt_us[NVX_UVM_POLL],
+	       b->rtt_us[NVX_UVM_FAST] / b->rtt_us[NVX_UVM_POLL_BUSY]);
+	printf("exits per message polled: %.4f\n", b->all_per_msg[NVX_UVM_POLL]);
 	printf("cold start to first byte, %u runs:\n", b->runs);
 	printf("  uvm run hello               p50 %8.2f ms  p99 %8.2f ms\n",
 	       b->uvm_p50, b->uvm_p99);
@@ -375,7 +465,7 @@ int cmd_bench_uvm(struct nvx_ctx *ctx, int argc, char **argv)
 		return ret;
 	sigaction(SIGUSR1, &sa, NULL);
 
-	for (s = 0; s < 2; s++) {
+	for (s = 0; s < NVX_UVM_NR_PATHS; s++) {
 		ret = nvx_uvm_bench_ping(ctx, test, s, 0, 1, &b.base[s]);
 		if (!ret)
 			ret = nvx_uvm_bench_ping(ctx, test, s, b.messages, 1,
@@ -391,6 +481,9 @@ int cmd_bench_uvm(struct nvx_ctx *ctx, int argc, char **argv)
 					      b.base[s].user_exits) / b.messages;
 		b.io_per_msg[s] = (double)(b.one[s].io_exits -
 					   b.base[s].io_exits) / b.messages;
+		b.all_per_msg[s] = (double)(b.one[s].exits -
+					    b.base[s].exits) / b.messages;
+		b.polled_share[s] = (double)b.one[s].polled / b.messages;
 		d = (double)(b.one[s].ns - b.base[s].ns);
 		b.rtt_us[s] = d / b.messages / 1e3;
 		d = (double)(b.many[s].ns - b.base[s].ns);
@@ -408,14 +501,19 @@ int cmd_bench_uvm(struct nvx_ctx *ctx, int argc, char **argv)
 const char nvx_bench_uvm_usage[] =
 	"[--messages N] [--runs N]\n"
 	"\n"
-	"User VMs: the in-kernel fast path against the slow path (doorbells\n"
-	"exit to the VMM, which passes them on with NVX_UVM_CHAN_IOC_KICK), in\n"
-	"the same run, with the guest image `test` and this process as the\n"
-	"system side (its ping service):\n"
+	"User VMs: four ways to the system side, in the same run, with the\n"
+	"guest image `test` and this process as the system side (its ping\n"
+	"service): fast (the doorbell handled in the kernel), slow (doorbells\n"
+	"exit to the VMM, which passes them on with NVX_UVM_CHAN_IOC_KICK),\n"
+	"poll (the endpoint's SQ poller, idle 2000 us: no doorbell while it is\n"
+	"awake) and poll_busy (the poller, and blocking RECVs that busy-poll\n"
+	"2000 us on the system side):\n"
 	"\n"
 	"  exits to userspace per message: KVM's userspace_exits of a run of\n"
 	"    N ping-pongs minus those of a run of 0, divided by N (and KVM's\n"
-	"    io_exits, every port-I/O intercept, handled in the kernel or not)\n"
+	"    io_exits, every port-I/O intercept, handled in the kernel or not,\n"
+	"    and KVM's exits, all kinds); polled: the share of messages the\n"
+	"    poller took\n"
 	"  round trip: (time of N ping-pongs - time of 0) / N, 1 in flight\n"
 	"  throughput: N messages with 32 in flight, per second\n"
 	"  cold start: from starting `nvxtool uvm run hello` to the first byte\n"
@@ -425,4 +523,6 @@ const char nvx_bench_uvm_usage[] =
 	"Defaults: 10000 messages, 100 runs. Grows the pool by 16 MiB for its\n"
 	"VMs (CAP_SYS_ADMIN) and gives that back at the end.\n"
 	"Under QEMU TCG the times are not hardware times: compare the ratios.\n"
-	"JSON: \"headline\" is the fast path's userspace exits per message.\n";
+	"JSON: \"headline\" is the fast path's userspace exits per message;\n"
+	"\"exits_per_msg_polled\" (all exits, poll) and \"rtt_fast_over_polled\"\n"
+	"the poller's.\n";

@@ -21,6 +21,7 @@
 #define TICK_PERIODIC	0x20000		/* LVT timer mode: periodic */
 #define TICK_COUNT	10000000	/* 10 ms at KVM's 1 GHz APIC bus */
 #define SPIN_POLLS	200		/* polls of the CQ before sleeping */
+#define POLLED_SPIN_US	2000		/* and while the SQ is polled */
 #define BAD_CTRL	0x200		/* exit status: no valid ctrl page */
 #define MAPPED_END	(4ULL << 30)	/* the VMM maps the first 4 GiB */
 
@@ -72,25 +73,70 @@ void nvx_doorbell(void)
 	port_out32(NVX_UVM_PORT_DOORBELL, 0);
 }
 
+/*
+ * Ring, unless the endpoint's poller is awake and scans our SQ. The
+ * fence orders our store of sq_prod before our load of sq_flags; the
+ * poller stores sq_flags, fences, then loads sq_prod before it sleeps:
+ * one of us sees the other (Documentation/nvx/uvm.rst, "The poller").
+ */
+static void kick(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!(__atomic_load_n(&cp->sq_flags, __ATOMIC_RELAXED) &
+	      NVX_UVM_SQ_POLLED))
+		nvx_doorbell();
+}
+
 /* Publish one SQ entry and ring; the kernel takes it during the out. */
 static void post(const struct nvx_uvm_msg *m)
 {
 	/* The kernel drains the SQ on every doorbell: room is the rule. */
 	while (sq_prod - __atomic_load_n(&cp->sq_cons, __ATOMIC_ACQUIRE) >=
 	       sq_n) {
-		nvx_doorbell();
+		kick();
 		cpu_relax();
 	}
 	sq[sq_prod & (sq_n - 1)] = *m;
 	sq_prod++;
 	__atomic_store_n(&cp->sq_prod, sq_prod, __ATOMIC_RELEASE);
-	nvx_doorbell();
+	kick();
 	ring_out++;
 }
 
 static int cq_ready(void)
 {
 	return __atomic_load_n(&cp->cq_prod, __ATOMIC_ACQUIRE) != cq_cons;
+}
+
+static int sq_polled(void)
+{
+	return __atomic_load_n(&cp->sq_flags, __ATOMIC_RELAXED) &
+	       NVX_UVM_SQ_POLLED;
+}
+
+/*
+ * Poll the CQ SPIN_POLLS times, and while a poller scans our SQ for up
+ * to POLLED_SPIN_US more: a guest that spins takes no exit and is sent
+ * no interrupt. Returns 1 when a completion came.
+ */
+static int cq_spin(void)
+{
+	unsigned long long end = 0;
+	int i;
+
+	for (i = 0; ; i++) {
+		if (cq_ready())
+			return 1;
+		cpu_relax();
+		if (i < SPIN_POLLS)
+			continue;
+		if (!sq_polled())
+			return 0;
+		if (!end)
+			end = rdtsc() + tsc_khz * POLLED_SPIN_US / 1000;
+		else if (rdtsc() >= end)
+			return 0;
+	}
 }
 
 /*
@@ -102,14 +148,9 @@ static int cq_ready(void)
  */
 static void cq_wait(void)
 {
-	int i;
-
 	for (;;) {
-		for (i = 0; i < SPIN_POLLS; i++) {
-			if (cq_ready())
-				return;
-			cpu_relax();
-		}
+		if (cq_spin())
+			return;
 		if (!use_irq)
 			continue;
 		asm volatile("cli" ::: "memory");

@@ -9,6 +9,11 @@
  * Ring protocol: ping N [W] | bulk SIZE OFF | seed | args | clock |
  * spin | pushloop | wait | badport | badring | oversize | badaddr |
  * badsg | badmsg | flood.
+ *   ping-gap N MAXUS		ping N times, one at a time, after a pause
+ *				of 0..MAXUS us (pseudo-random, spinning)
+ *				before each: a poller that sleeps after
+ *				about that long is caught going to sleep
+ *				as the guest publishes; exit 0, or as ping
  *
  * File calls (served by the system process). Each prints its result on
  * stdout, a line per call; "err E" (E the positive errno) for a call
@@ -283,6 +288,34 @@ static int test_ping(void)
 		if (m.status)
 			return 12;
 		got++;
+	}
+	return 0;
+}
+
+static int test_ping_gap(void)
+{
+	unsigned long n = arg(2, 1), max = arg(3, 100), i;
+	unsigned long long v, until;
+	unsigned int x = 12345;
+	struct nvx_uvm_msg m;
+
+	for (i = 0; i < n; i++) {
+		x = x * 1103515245 + 12345;
+		until = clock_ns() + (x >> 8) % (max + 1) * 1000;
+		while (clock_ns() < until)
+			cpu_relax();
+		msg_init(&m, NVX_UVM_MSG_IPC, i);
+		v = i;
+		memcpy(m.payload, &v, sizeof(v));
+		nvx_submit(&m);
+		nvx_complete(&m);
+		memcpy(&v, m.payload, sizeof(v));
+		if (m.tag != (unsigned int)i)
+			return 10;
+		if (v != i + 1)
+			return 11;
+		if (m.status)
+			return 12;
 	}
 	return 0;
 }
@@ -1477,7 +1510,8 @@ static int print_usage(void)
 {
 	static const char *const u[] = {
 		"usage: test MODE [ARGS] (see test.c)\n",
-		"modes: ping N [W] | bulk SIZE OFF | seed | args | clock |\n",
+		"modes: ping N [W] | ping-gap N MAXUS | bulk SIZE OFF |\n",
+		"  seed | args | clock |\n",
 		"  spin | pushloop | wait | badport | badring | oversize |\n",
 		"  badaddr | badsg | badmsg | flood |\n",
 		"  open PATH [FLAGS] | openat DIRFD PATH [FLAGS [MODE]] |\n",
@@ -1550,6 +1584,7 @@ static const struct mode {
 	int (*fn)(void);
 } modes[] = {
 	{ "ping", 2, test_ping },
+	{ "ping-gap", 4, test_ping_gap },
 	{ "bulk", 2, test_bulk },
 	{ "seed", 2, test_seed },
 	{ "args", 2, test_args },

@@ -137,6 +137,12 @@ int nvx_uvm_recv(int ep_fd, struct nvx_uvm_serve *s,
 int nvx_uvm_set_policy(int ep_fd, const struct nvx_uvm_policy *p);
 int nvx_uvm_get_policy(int ep_fd, uint32_t vm_id, struct nvx_uvm_policy *p);
 
+/*
+ * The endpoint's SQ poller and RECV busy polling (NVX_UVM_EP_IOC_POLLER).
+ * Return 0 or -errno (-ENOTTY: a kernel without pollers).
+ */
+int nvx_uvm_set_poller(int ep_fd, const struct nvx_uvm_poller *p);
+
 /* A guest image by path or name: see lib/uvm.c. */
 int nvx_uvm_find_image(const char *name, char *out, size_t n);
 

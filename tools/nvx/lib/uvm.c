@@ -626,6 +626,24 @@ int nvx_uvm_set_policy(int ep_fd, const struct nvx_uvm_policy *p)
 }
 
 /**
+ * nvx_uvm_set_poller() - set an endpoint's pollers
+ * @ep_fd: the endpoint.
+ * @p: the settings (NVX_UVM_EP_IOC_POLLER): NVX_UVM_POLLER_SQ for a
+ *	kernel poller of the VMs' submission rings, recv_busy_us for RECV's
+ *	busy polling; all zero stops both.
+ *
+ * Return: 0 or -errno (-ENOTTY: a kernel without pollers).
+ */
+int nvx_uvm_set_poller(int ep_fd, const struct nvx_uvm_poller *p)
+{
+	struct nvx_uvm_poller c = *p;
+
+	if (ioctl(ep_fd, NVX_UVM_EP_IOC_POLLER, &c) < 0)
+		return -errno;
+	return 0;
+}
+
+/**
  * nvx_uvm_get_policy() - read an endpoint's message policy
  * @ep_fd: the endpoint.
  * @vm_id: 0 for the endpoint's policy, a VM's id for the one it runs

@@ -1,0 +1,724 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx selftests, group "uvm": the endpoint's SQ poller and RECV busy
+ * polling (NVX_UVM_EP_IOC_POLLER).
+ *
+ * Bare VMs attached on the fast path have no vCPU, so nobody can ring
+ * for them: what they publish is taken by the poller or by nobody. They
+ * show the poller's flag, its last look before it sleeps and when it
+ * stops, its stops of a broken ring (the doorbell's, to the reason), its
+ * share of each pass between VMs, and closes while it scans. Real
+ * guests show the protocol end to end: 100,000 pings without doorbells,
+ * and a guest that catches the poller going to sleep as it publishes,
+ * 10,000 times, without losing a message.
+ */
+#include "uvm_fixture.h"
+
+#include <grp.h>
+#include <sched.h>
+
+#define SQ		NVX_UVM_POLLER_SQ
+#define NR_PINGS	100000
+#define NR_GAPS		10000
+
+static int set_poller(int ep, uint32_t flags, int cpu, uint32_t idle_us,
+		      uint32_t budget, uint32_t busy_us)
+{
+	struct nvx_uvm_poller p = {
+		.flags = flags, .cpu = cpu, .idle_us = idle_us,
+		.budget = budget, .recv_busy_us = busy_us,
+	};
+
+	return nvx_uvm_set_poller(ep, &p);
+}
+
+/* Publish @m in a bare VM's SQ without ringing (no KICK on the fast path). */
+static void publish(struct bare *b, const struct nvx_uvm_msg *m)
+{
+	b->sq[b->sq_prod & (b->sq_n - 1)] = *m;
+	b->sq_prod++;
+	__atomic_store_n(&b->ctrl->sq_prod, b->sq_prod, __ATOMIC_SEQ_CST);
+}
+
+static void publish_ipc(struct bare *b, uint32_t tag)
+{
+	struct nvx_uvm_msg m;
+
+	msg_init(&m, NVX_UVM_MSG_IPC, tag);
+	publish(b, &m);
+}
+
+/* For wait_until(): the SQ flags of the control page @arg are @want. */
+static int sq_flags_are(int want, const void *arg)
+{
+	const struct nvx_uvm_ctrl *c = arg;
+
+	return __atomic_load_n(&c->sq_flags, __ATOMIC_ACQUIRE) ==
+	       (uint32_t)want;
+}
+
+/* For wait_until(): the endpoint's poller sleeps. */
+static int poller_asleep(int ep, const void *unused)
+{
+	return fdinfo_num(ep, "poller_asleep") == 1;
+}
+
+/* For wait_until(): channel @chan was stopped. */
+static int chan_stopped(int chan, const void *unused)
+{
+	struct nvx_uvm_status st;
+
+	if (chan_status(chan, &st))
+		return -1;
+	return st.reason != NVX_UVM_RUNNING;
+}
+
+/* For wait_until(): process @pid is gone. */
+static int pid_gone(int pid, const void *unused)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	return access(path, F_OK) != 0;
+}
+
+/* Take @n messages of @ep and answer each with status 0. */
+static int answer(int ep, unsigned int n)
+{
+	uint64_t end = now_ms() + SHORT_MS;
+	struct nvx_uvm_reply rp;
+	struct nvx_uvm_recv r;
+	int ret;
+
+	while (n) {
+		ret = recv_nb(ep, &r);
+		if (ret == -EAGAIN && now_ms() < end) {
+			usleep(1000);
+			continue;
+		}
+		if (ret)
+			return ret;
+		memset(&rp, 0, sizeof(rp));
+		rp.cookie = r.cookie;
+		rp.msg.type = r.msg.type;
+		ret = nvx_ioctl(ep, NVX_UVM_EP_IOC_REPLY, &rp);
+		if (ret)
+			return ret;
+		n--;
+	}
+	return 0;
+}
+
+/* The next completion of @b within SHORT_MS: its tag, or -errno. */
+static long long complete_tag(struct bare *b)
+{
+	uint64_t end = now_ms() + SHORT_MS;
+	struct nvx_uvm_msg m;
+
+	while (bare_complete(b, &m)) {
+		if (now_ms() >= end)
+			return -ETIMEDOUT;
+		usleep(1000);
+	}
+	return m.status ? m.status : (long long)m.tag;
+}
+
+/* Back to every CPU. */
+static void pin_all(void)
+{
+	cpu_set_t set;
+	long i, n = sysconf(_SC_NPROCESSORS_CONF);
+
+	CPU_ZERO(&set);
+	for (i = 0; i < n && i < CPU_SETSIZE; i++)
+		CPU_SET(i, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static int new_fast_vm(struct env *e, int ep, struct bare **b)
+{
+	int ret = bare_new(e, b);
+
+	return ret ? ret : bare_attach(e, *b, ep, 0);
+}
+
+#define BADP(err, field, val) do {					\
+	struct nvx_uvm_poller p_ = { .cpu = -1 };			\
+	long long v_ = (val);						\
+	p_.field = v_;							\
+	EXPECT_EQ(err, nvx_ioctl(ep, NVX_UVM_EP_IOC_POLLER, &p_))	\
+		TH_LOG(#field " = %lld", v_);				\
+	p_.flags |= SQ;							\
+	EXPECT_EQ(err, nvx_ioctl(ep, NVX_UVM_EP_IOC_POLLER, &p_))	\
+		TH_LOG(#field " = %lld with a poller", v_);		\
+} while (0)
+
+/* Every bad setting, with its errno; the limits themselves work. */
+ABI_TEST(poller_bad_input)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	int ep = self->e.ep;
+	struct {
+		struct nvx_uvm_poller p;
+		uint64_t more;
+	} big = { .p.cpu = -1, .more = 1 };
+	struct nvx_uvm_poller p = { .cpu = -1 };
+	struct bare *b;
+
+	ASSERT_LT(0, ncpu);
+	BADP(-EINVAL, flags, 2);
+	BADP(-EINVAL, flags, 1U << 31);
+	BADP(-EINVAL, reserved, 1);
+	BADP(-EINVAL, idle_us, NVX_UVM_POLLER_MAX_IDLE_US + 1);
+	BADP(-EINVAL, idle_us, UINT32_MAX);
+	BADP(-EINVAL, budget, NVX_UVM_MAX_ENTRIES + 1);
+	BADP(-EINVAL, recv_busy_us, NVX_UVM_POLLER_MAX_BUSY_US + 1);
+	BADP(-EINVAL, cpu, -2);
+	BADP(-EINVAL, cpu, INT32_MIN);
+	BADP(-EINVAL, cpu, ncpu);
+	BADP(-EINVAL, cpu, 1 << 20);
+	EXPECT_EQ(0, fdinfo_num(ep, "poller"));
+
+	/* too short, unknown trailing bytes, no struct, other fds */
+	EXPECT_EQ(-EINVAL,
+		  nvx_ioctl(ep, nvx_ioc_resize(NVX_UVM_EP_IOC_POLLER, 16), &p));
+	EXPECT_EQ(-E2BIG,
+		  nvx_ioctl(ep, nvx_ioc_resize(NVX_UVM_EP_IOC_POLLER,
+					       sizeof(big)), &big));
+	EXPECT_EQ(-EFAULT, nvx_ioctl(ep, NVX_UVM_EP_IOC_POLLER, NULL));
+	EXPECT_EQ(-ENOTTY, nvx_ioctl(self->e.fd, NVX_UVM_EP_IOC_POLLER, &p));
+	ASSERT_EQ(0, bare_new(&self->e, &b));
+	ASSERT_EQ(0, bare_attach(&self->e, b, ep, 0));
+	EXPECT_EQ(-ENOTTY, nvx_ioctl(b->chan_fd, NVX_UVM_EP_IOC_POLLER, &p));
+
+	/* the limits work, and all zero stops it */
+	EXPECT_EQ(0, set_poller(ep, SQ, 0, NVX_UVM_POLLER_MAX_IDLE_US,
+				NVX_UVM_MAX_ENTRIES,
+				NVX_UVM_POLLER_MAX_BUSY_US));
+	EXPECT_EQ(1, fdinfo_num(ep, "poller"));
+	EXPECT_EQ(0, fdinfo_num(ep, "poller_cpu"));
+	EXPECT_EQ(NVX_UVM_POLLER_MAX_IDLE_US, fdinfo_num(ep, "poller_idle_us"));
+	EXPECT_EQ(NVX_UVM_MAX_ENTRIES, fdinfo_num(ep, "poller_budget"));
+	EXPECT_EQ(NVX_UVM_POLLER_MAX_BUSY_US, fdinfo_num(ep, "recv_busy_us"));
+	EXPECT_EQ(0, set_poller(ep, SQ, -1, 1, 1, 0));
+	EXPECT_EQ(-1, fdinfo_num(ep, "poller_cpu"));
+	EXPECT_EQ(1, fdinfo_num(ep, "poller_idle_us"));
+	/* 0 means the defaults */
+	EXPECT_EQ(0, set_poller(ep, SQ, -1, 0, 0, 0));
+	EXPECT_EQ(NVX_UVM_POLLER_DEF_IDLE_US, fdinfo_num(ep, "poller_idle_us"));
+	EXPECT_EQ(NVX_UVM_POLLER_DEF_BUDGET, fdinfo_num(ep, "poller_budget"));
+	EXPECT_EQ(0, set_poller(ep, 0, -1, 0, 0, 0));
+	EXPECT_EQ(0, fdinfo_num(ep, "poller"));
+	EXPECT_EQ(0, fdinfo_num(ep, "recv_busy_us"));
+	EXPECT_EQ(0U, b->ctrl->sq_flags);
+}
+
+static int nobody_polls(int ep)
+{
+	struct nvx_uvm_poller p = { .flags = SQ, .cpu = -1 };
+
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	    setresuid(65534, 65534, 65534))
+		return 100;
+	if (nvx_ioctl(ep, NVX_UVM_EP_IOC_POLLER, &p) != -EPERM)
+		return 1;
+	/* busy polling spends the caller's own CPU: allowed */
+	p.flags = 0;
+	p.recv_busy_us = 100;
+	return nvx_ioctl(ep, NVX_UVM_EP_IOC_POLLER, &p) ? 2 : 0;
+}
+
+/* A kernel thread that spins needs CAP_SYS_NICE, even on root's fd. */
+ABI_TEST(poller_needs_cap_sys_nice)
+{
+	int ep = self->e.ep, st;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(nobody_polls(ep));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st))
+		TH_LOG("100: setresuid; 1: not EPERM; 2: busy polling refused");
+	EXPECT_EQ(0, fdinfo_num(ep, "poller"));
+	EXPECT_EQ(100, fdinfo_num(ep, "recv_busy_us"));
+}
+
+/*
+ * The poller flags the fast VM's SQ and takes what it publishes without
+ * a doorbell; it leaves a slow VM alone (its doorbells come by KICK).
+ * Stopping it clears the flag and ends its thread.
+ */
+ABI_TEST(takes_entries_nobody_rang_for)
+{
+	int ep = self->e.ep, i;
+	struct nvx_uvm_status st;
+	struct bare *b, *slow;
+	char path[64], *comm, want[32];
+	long long pid;
+
+	ASSERT_EQ(0, new_fast_vm(&self->e, ep, &b));
+	ASSERT_EQ(0, bare_new(&self->e, &slow));
+	ASSERT_EQ(0, bare_attach(&self->e, slow, ep, NVX_UVM_ATTACH_SLOW));
+	EXPECT_EQ(0U, b->ctrl->sq_flags);
+	ASSERT_EQ(0, set_poller(ep, SQ, -1, NVX_UVM_POLLER_MAX_IDLE_US, 0, 0));
+	ASSERT_EQ(0, wait_until(sq_flags_are, NVX_UVM_SQ_POLLED, b->ctrl,
+				SHORT_MS, 1000));
+	pid = fdinfo_num(ep, "poller_pid");
+	ASSERT_LT(0, pid);
+	snprintf(path, sizeof(path), "/proc/%lld/comm", pid);
+	comm = read_file(path, 64);
+	ASSERT_NE(NULL, comm);
+	snprintf(want, sizeof(want), "nvx-poll/%u\n", self->e.ep_id);
+	EXPECT_STREQ(want, comm);
+	free(comm);
+
+	for (i = 0; i < 20; i++)
+		publish_ipc(b, i);
+	ASSERT_EQ(0, answer(ep, 20));
+	for (i = 0; i < 20; i++)
+		EXPECT_EQ(i, complete_tag(b));
+	ASSERT_EQ(0, chan_status(b->chan_fd, &st));
+	EXPECT_EQ(20U, st.msgs_in);
+	EXPECT_EQ(20U, st.polled);
+	EXPECT_EQ(0U, st.doorbells);
+	EXPECT_EQ(20, fdinfo_num(b->chan_fd, "polled"));
+	EXPECT_LE(20, fdinfo_num(ep, "poller_taken"));
+	EXPECT_LT(0, fdinfo_num(ep, "poller_passes"));
+
+	/* the slow VM: never flagged, never polled */
+	publish_ipc(slow, 7);
+	usleep(100 * 1000);
+	EXPECT_EQ(0U, slow->ctrl->sq_flags);
+	ASSERT_EQ(0, chan_status(slow->chan_fd, &st));
+	EXPECT_EQ(0U, st.msgs_in);
+	ASSERT_EQ(0, bare_kick(slow, NVX_UVM_PORT_DOORBELL));
+	ASSERT_EQ(0, answer(ep, 1));
+	EXPECT_EQ(7, complete_tag(slow));
+	ASSERT_EQ(0, chan_status(slow->chan_fd, &st));
+	EXPECT_EQ(1U, st.doorbells);
+	EXPECT_EQ(0U, st.polled);
+
+	ASSERT_EQ(0, set_poller(ep, 0, -1, 0, 0, 0));
+	EXPECT_EQ(0U, b->ctrl->sq_flags);
+	EXPECT_EQ(0, fdinfo_num(ep, "poller"));
+	EXPECT_EQ(0, wait_until(pid_gone, pid, NULL, SHORT_MS, 1000));
+}
+
+/*
+ * Idle, the poller clears the flag and sleeps; an entry published
+ * against the protocol (without ringing) then stays in the ring. When
+ * the poller stops it takes a last look, and takes it.
+ */
+ABI_TEST(last_look_when_it_stops)
+{
+	struct nvx_uvm_status st;
+	int ep = self->e.ep;
+	struct bare *b;
+
+	ASSERT_EQ(0, new_fast_vm(&self->e, ep, &b));
+	ASSERT_EQ(0, set_poller(ep, SQ, -1, 1000, 0, 0));
+	ASSERT_EQ(0, wait_until(poller_asleep, ep, NULL, SHORT_MS, 1000));
+	EXPECT_EQ(0U, b->ctrl->sq_flags);
+	EXPECT_LE(1, fdinfo_num(ep, "poller_sleeps"));
+
+	publish_ipc(b, 5);
+	usleep(200 * 1000);
+	ASSERT_EQ(0, chan_status(b->chan_fd, &st));
+	EXPECT_EQ(0U, st.msgs_in) TH_LOG("a sleeping poller took an entry");
+
+	ASSERT_EQ(0, set_poller(ep, 0, -1, 0, 0, 0));
+	ASSERT_EQ(0, chan_status(b->chan_fd, &st));
+	EXPECT_EQ(1U, st.msgs_in);
+	EXPECT_EQ(1U, st.polled);
+	ASSERT_EQ(0, answer(ep, 1));
+	EXPECT_EQ(5, complete_tag(b));
+}
+
+/*
+ * A broken ring stops the VM with the doorbell's reason and detail: an
+ * sq_prod beyond the ring, a malformed entry. The endpoint goes on.
+ */
+ABI_TEST(broken_ring_stops_the_vm)
+{
+	struct nvx_uvm_status st;
+	struct nvx_uvm_recv r;
+	struct nvx_uvm_msg m;
+	struct bare *b, *c, *ok;
+	int ep = self->e.ep;
+	uint32_t far, id;
+
+	ASSERT_EQ(0, new_fast_vm(&self->e, ep, &b));
+	ASSERT_EQ(0, new_fast_vm(&self->e, ep, &c));
+	ASSERT_EQ(0, new_fast_vm(&self->e, ep, &ok));
+	ASSERT_EQ(0, set_poller(ep, SQ, -1, NVX_UVM_POLLER_MAX_IDLE_US, 0, 0));
+
+	far = b->sq_n + 1;
+	__atomic_store_n(&b->ctrl->sq_prod, far, __ATOMIC_SEQ_CST);
+	msg_init(&m, NVX_UVM_MSG_IPC, 1);
+	m.type = 0;
+	publish(c, &m);
+	ASSERT_EQ(0, wait_until(chan_stopped, b->chan_fd, NULL, SHORT_MS, 1000));
+	ASSERT_EQ(0, wait_until(chan_stopped, c->chan_fd, NULL, SHORT_MS, 1000));
+	ASSERT_EQ(0, chan_status(b->chan_fd, &st));
+	EXPECT_EQ((uint32_t)NVX_UVM_ERR_RING, st.reason);
+	EXPECT_EQ(far, st.detail);
+	ASSERT_EQ(0, chan_status(c->chan_fd, &st));
+	EXPECT_EQ((uint32_t)NVX_UVM_ERR_MSG, st.reason);
+	EXPECT_EQ(0U, st.detail);
+
+	publish_ipc(ok, 3);
+	ASSERT_EQ(0, answer(ep, 1));
+	EXPECT_EQ(3, complete_tag(ok));
+	id = b->vm_id;
+	bare_free(&self->e, b);
+	EXPECT_EQ(0, recv_gone(ep, id, NVX_UVM_ERR_RING, &r));
+	id = c->vm_id;
+	bare_free(&self->e, c);
+	EXPECT_EQ(0, recv_gone(ep, id, NVX_UVM_ERR_MSG, &r));
+}
+
+/* Position of the first nvx_uvm_msg_in of VM @vm in @text, or -1. */
+static int msg_in_rank(const char *text, uint32_t vm, unsigned int *total)
+{
+	char want[48];
+	int rank = -1, i = 0;
+	const char *p;
+
+	snprintf(want, sizeof(want), "nvx_uvm_msg_in: vm=%u ", vm);
+	for (p = text; (p = strstr(p, "nvx_uvm_msg_in: vm=")); p++, i++)
+		if (rank < 0 && !strncmp(p, want, strlen(want)))
+			rank = i;
+	*total = i;
+	return rank;
+}
+
+/*
+ * A pass takes at most the budget from each VM: of 32 entries waiting in
+ * one VM and one in another, the poller's first pass takes 4 and 1, so
+ * the second VM's entry is the fifth taken, not the 33rd.
+ */
+ABI_TEST(budget_per_vm_per_pass)
+{
+	static const char *const events[] = { "nvx_uvm_msg_in" };
+	const char *dir = tracefs_with("nvx_uvm_msg_in");
+	int ep = self->e.ep, i, rank;
+	char path[160], *text;
+	unsigned int total;
+	struct bare *a, *b;
+
+	if (!dir)
+		SKIP(return, "no tracefs with events/nvx/nvx_uvm_msg_in");
+	ASSERT_EQ(0, new_fast_vm(&self->e, ep, &a));
+	ASSERT_EQ(0, new_fast_vm(&self->e, ep, &b));
+	ASSERT_LT(a->vm_id, b->vm_id);
+	for (i = 0; i < 32; i++)
+		publish_ipc(a, i);
+	publish_ipc(b, 100);
+	snprintf(path, sizeof(path), "%strace", dir);
+	ASSERT_EQ(0, write_str(path, ""));
+	ASSERT_EQ(0, trace_events_enable(dir, events, 1, "1"));
+	ASSERT_EQ(0, set_poller(ep, SQ, -1, NVX_UVM_POLLER_MAX_IDLE_US, 4, 0));
+	ASSERT_EQ(0, answer(ep, 33));
+	trace_events_enable(dir, events, 1, "0");
+	text = read_file(path, 8 << 20);
+	ASSERT_NE(NULL, text);
+	rank = msg_in_rank(text, b->vm_id, &total);
+	EXPECT_EQ(33U, total) TH_LOG("%s", text);
+	EXPECT_EQ(4, rank) TH_LOG("%s", text);
+	free(text);
+	for (i = 0; i < 32; i++)
+		EXPECT_EQ(i, complete_tag(a));
+	EXPECT_EQ(100, complete_tag(b));
+}
+
+struct scribbler {
+	struct bare *b[4];
+	int stop;
+	uint64_t published;
+};
+
+/* Publish into every VM as fast as credits allow, until told to stop. */
+static void *scribble(void *arg)
+{
+	struct scribbler *s = arg;
+	struct nvx_uvm_msg m;
+	uint32_t tag = 0;
+	int i;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		for (i = 0; i < 4; i++) {
+			struct bare *b = s->b[i];
+
+			while (!bare_complete(b, &m))
+				;
+			if (b->sq_prod - b->cq_cons >= b->cq_n / 2)
+				continue;
+			publish_ipc(b, tag++);
+			s->published++;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Channels and then the endpoint closed while the poller scans VMs that
+ * keep publishing: nothing hangs, the thread ends, the grants come back
+ * (the teardown checks them).
+ */
+ABI_TEST(close_while_it_scans)
+{
+	struct nvx_uvm_endpoint epa = { .flags = NVX_UVM_EP_CLOEXEC,
+					.max_vms = 8 };
+	struct scribbler s = { 0 };
+	struct nvx_uvm_recv r;
+	pthread_t th;
+	long long pid;
+	int ep, i;
+	uint64_t end;
+
+	ASSERT_EQ(0, nvx_ioctl(self->e.fd, NVX_IOC_UVM_ENDPOINT, &epa));
+	ep = epa.fd;
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, new_fast_vm(&self->e, ep, &s.b[i]));
+	ASSERT_EQ(0, set_poller(ep, SQ, -1, NVX_UVM_POLLER_MAX_IDLE_US, 1, 0));
+	pid = fdinfo_num(ep, "poller_pid");
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, pthread_create(&th, NULL, scribble, &s));
+	end = now_ms() + 500;
+	while (now_ms() < end) {
+		struct nvx_uvm_reply rp = { 0 };
+
+		if (recv_nb(ep, &r))
+			continue;
+		if (!r.cookie)
+			continue;
+		rp.cookie = r.cookie;
+		rp.msg.type = r.msg.type;
+		nvx_ioctl(ep, NVX_UVM_EP_IOC_REPLY, &rp);
+	}
+	/* two channels go while the thread still publishes into them */
+	close(s.b[0]->chan_fd);
+	s.b[0]->chan_fd = -1;
+	close(s.b[1]->chan_fd);
+	s.b[1]->chan_fd = -1;
+	usleep(100 * 1000);
+	close(ep);
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	TH_LOG("%llu entries published", (unsigned long long)s.published);
+	EXPECT_LT(0U, s.published);
+	EXPECT_EQ(0, wait_until(pid_gone, pid, NULL, SHORT_MS, 1000));
+	for (i = 0; i < 4; i++)
+		bare_free(&self->e, s.b[i]);
+}
+
+struct late_post {
+	struct bare *b;
+	unsigned int ms;
+	int cpu;
+};
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+static void *post_late(void *arg)
+{
+	struct late_post *l = arg;
+	struct nvx_uvm_msg m;
+
+	pin(l->cpu);
+	usleep(l->ms * 1000);
+	msg_init(&m, NVX_UVM_MSG_IPC, 9);
+	bare_post(l->b, &m);
+	return NULL;
+}
+
+static void *kick_late(void *arg)
+{
+	usleep(100 * 1000);
+	kill(getpid(), KICK_SIG);
+	return NULL;
+}
+
+/* A blocking RECV of the message a thread on CPU 1 posts 20 ms later. */
+static int recv_late(int ep, struct bare *b, struct nvx_uvm_recv *r)
+{
+	struct late_post l = { .b = b, .ms = 20, .cpu = 1 };
+	struct nvx_uvm_reply rp = { 0 };
+	pthread_t th;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (pthread_create(&th, NULL, post_late, &l))
+		return -EAGAIN;
+	ret = nvx_ioctl(ep, NVX_UVM_EP_IOC_RECV, r);
+	pthread_join(th, NULL);
+	if (ret)
+		return ret;
+	rp.cookie = r->cookie;
+	rp.msg.type = r->msg.type;
+	ret = nvx_ioctl(ep, NVX_UVM_EP_IOC_REPLY, &rp);
+	if (ret)
+		return ret;
+	return complete_tag(b) == 9 ? 0 : -EPROTO;
+}
+
+/*
+ * RECV busy polling: a blocking RECV spins for what comes within
+ * recv_busy_us (busy_hits counts it; the spin gives way when another
+ * task needs the CPU, so of five tries at least one must spin to the
+ * end, and without busy polling none counts); with nothing coming, a
+ * signal still interrupts it.
+ */
+ABI_TEST(recv_busy_poll)
+{
+	struct nvx_uvm_recv r;
+	int ep = self->e.ep, i;
+	struct bare *b;
+	pthread_t th;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
+	ASSERT_EQ(0, bare_new(&self->e, &b));
+	ASSERT_EQ(0, bare_attach(&self->e, b, ep, NVX_UVM_ATTACH_SLOW));
+	ASSERT_EQ(0, pin(0));
+	ASSERT_EQ(0, recv_late(ep, b, &r));
+	EXPECT_EQ(0, fdinfo_num(ep, "busy_hits"));
+
+	ASSERT_EQ(0, set_poller(ep, 0, -1, 0, 0, NVX_UVM_POLLER_MAX_BUSY_US));
+	for (i = 0; i < 5 && fdinfo_num(ep, "busy_hits") < 1; i++)
+		ASSERT_EQ(0, recv_late(ep, b, &r));
+	EXPECT_LE(1, fdinfo_num(ep, "busy_hits"));
+	TH_LOG("busy hits: %lld of %d", fdinfo_num(ep, "busy_hits"), i);
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, kick_late, NULL));
+	memset(&r, 0, sizeof(r));
+	EXPECT_EQ(-EINTR, nvx_ioctl(ep, NVX_UVM_EP_IOC_RECV, &r));
+	pthread_join(th, NULL);
+	pin_all();
+}
+
+/* Launch "test ARGS..." on a polled endpoint; returns the VMM. */
+static struct vmm *polled_guest(struct __test_metadata *_metadata,
+				struct env *e, struct server *sv,
+				const char *mode, const char *a1,
+				const char *a2)
+{
+	struct vmm *v;
+
+	if (server_init(sv, e->ep, e->wake, true))
+		return NULL;
+	v = vmm_new(e);
+	if (!v)
+		return NULL;
+	if (vmm_launch(e, v, e->ep, 0, "test", mode, a1, a2, NULL)) {
+		TH_LOG("%s", vmm_why(v));
+		return NULL;
+	}
+	return v;
+}
+
+/*
+ * 100,000 pings, one in flight, with the poller on: every reply checked
+ * by the guest, and port-I/O exits (every doorbell is one) at most 1 %
+ * of the messages.
+ */
+UVM_TEST(pings_without_doorbells)
+{
+	struct env *e = &self->e;
+	struct nvx_uvm_status st;
+	struct server sv;
+	int64_t io, exits;
+	struct vmm *v;
+	char ns[16];
+	uint64_t t0;
+
+	ASSERT_EQ(0, set_poller(e->ep, SQ, -1, 100000, 0, 0));
+	snprintf(ns, sizeof(ns), "%u", NR_PINGS);
+	t0 = now_ms();
+	ASSERT_NE(NULL, v = polled_guest(_metadata, e, &sv, "ping", ns, "1"));
+	ASSERT_EQ(0, serve_done(&sv, &v, 1, 4 * DEADLINE_MS))
+		TH_LOG("%llu messages served", (unsigned long long)sv.msgs);
+	EXPECT_EQ(0, sv.err) TH_LOG("%s", sv.why);
+	ASSERT_EQ(0, v->ret) TH_LOG("%s", vmm_why(v));
+	EXPECT_EQ(0U, v->vm.exit_status)
+		TH_LOG("10: reply out of order, 11: wrong payload, 12: error status");
+	ASSERT_EQ(0, nvx_uvm_status(&v->vm, &st));
+	io = nvx_uvm_kvm_stat(v->vm.stats_fd, "io_exits");
+	exits = nvx_uvm_kvm_stat(v->vm.stats_fd, "exits");
+	ASSERT_LE(0, io);
+	EXPECT_LE((uint64_t)NR_PINGS, st.msgs_in);
+	EXPECT_EQ(st.msgs_in, st.msgs_out);
+	EXPECT_GE(st.msgs_in / 100, (uint64_t)io)
+		TH_LOG("%lld port-I/O exits for %llu messages", (long long)io,
+		       (unsigned long long)st.msgs_in);
+	EXPECT_GE(st.msgs_in / 100, st.doorbells);
+	EXPECT_LE(st.msgs_in - st.msgs_in / 100, st.polled);
+	TH_LOG("%u pings: %llu ms, %llu polled, %llu doorbells", NR_PINGS,
+	       (unsigned long long)(now_ms() - t0),
+	       (unsigned long long)st.polled,
+	       (unsigned long long)st.doorbells);
+	TH_LOG("%lld io exits, %lld exits, %llu irqs; poller: %lld sleeps, %lld ms CPU",
+	       (long long)io, (long long)exits, (unsigned long long)st.irqs,
+	       fdinfo_num(e->ep, "poller_sleeps"),
+	       fdinfo_num(e->ep, "poller_runtime_ns") / 1000000);
+	finish_vm(_metadata, e, v, e->ep, NVX_UVM_DETACHED);
+	server_fini(&sv);
+}
+
+/*
+ * A guest pausing 0..2000 us before each ping, a poller that sleeps
+ * after 1000 us without work (counted from the last entry it took, so
+ * the reply's round trip comes on top of the pause): the guest keeps
+ * publishing as the poller decides to sleep. 10,000 pings, none lost
+ * (the guest checks each, and a lost one would hang it), both ways of
+ * taking entries used many times.
+ */
+UVM_TEST(sleep_race_loses_nothing)
+{
+	struct env *e = &self->e;
+	struct nvx_uvm_status st;
+	long long sleeps, wakeups;
+	struct server sv;
+	struct vmm *v;
+	char ns[16];
+	uint64_t t0;
+
+	ASSERT_EQ(0, set_poller(e->ep, SQ, -1, 1000, 0, 0));
+	snprintf(ns, sizeof(ns), "%u", NR_GAPS);
+	t0 = now_ms();
+	ASSERT_NE(NULL, v = polled_guest(_metadata, e, &sv, "ping-gap", ns,
+					 "2000"));
+	ASSERT_EQ(0, serve_done(&sv, &v, 1, 2 * DEADLINE_MS))
+		TH_LOG("%llu messages served", (unsigned long long)sv.msgs);
+	EXPECT_EQ(0, sv.err) TH_LOG("%s", sv.why);
+	ASSERT_EQ(0, v->ret) TH_LOG("%s", vmm_why(v));
+	EXPECT_EQ(0U, v->vm.exit_status);
+	ASSERT_EQ(0, nvx_uvm_status(&v->vm, &st));
+	sleeps = fdinfo_num(e->ep, "poller_sleeps");
+	wakeups = fdinfo_num(e->ep, "poller_wakeups");
+	EXPECT_LE((uint64_t)NR_GAPS, st.msgs_in);
+	EXPECT_EQ(st.msgs_in, st.msgs_out);
+	EXPECT_EQ(0U, st.in_flight);
+	EXPECT_LE(100U, st.doorbells);
+	EXPECT_LE(100U, st.polled);
+	EXPECT_LE(100, sleeps);
+	TH_LOG("%u pings with pauses: %llu ms, %llu polled, %llu doorbells",
+	       NR_GAPS, (unsigned long long)(now_ms() - t0),
+	       (unsigned long long)st.polled,
+	       (unsigned long long)st.doorbells);
+	TH_LOG("poller: %lld sleeps, %lld wake-ups", sleeps, wakeups);
+	finish_vm(_metadata, e, v, e->ep, NVX_UVM_DETACHED);
+	server_fini(&sv);
+}
+
+TEST_HARNESS_MAIN
