@@ -610,8 +610,7 @@ int nvx_fn_serve(int nvx_fd, const struct nvx_sys_tenant *t,
 	if (ret)
 		return ret;
 	if (opt->poll) {
-		struct nvx_uvm_poller p = { .flags = NVX_UVM_POLLER_SQ,
-					    .cpu = -1 };
+		struct nvx_uvm_poller p = { .flags = NVX_UVM_POLLER_SQ };
 
 		ret = nvx_uvm_set_poller(ep.fd, &p);
 		if (ret) {

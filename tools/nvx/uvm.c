@@ -107,7 +107,7 @@ static int nvx_uvm_tenant_opt(struct nvx_uvm_tenant_args *a, int c)
 /* --poll: the endpoint's SQ poller, with its defaults. */
 static int nvx_uvm_poll_ep(int ep_fd)
 {
-	struct nvx_uvm_poller p = { .flags = NVX_UVM_POLLER_SQ, .cpu = -1 };
+	struct nvx_uvm_poller p = { .flags = NVX_UVM_POLLER_SQ };
 	int ret = nvx_uvm_set_poller(ep_fd, &p);
 
 	if (ret)

@@ -596,7 +596,8 @@ struct nvx_uvm_notify {
 
 /* struct nvx_uvm_poller.flags */
 #define NVX_UVM_POLLER_SQ	0x1U	/* run a poller for the VMs' SQs */
-#define NVX_UVM_POLLER_FLAGS	NVX_UVM_POLLER_SQ
+#define NVX_UVM_POLLER_CPU	0x2U	/* bind it to @cpu */
+#define NVX_UVM_POLLER_FLAGS	(NVX_UVM_POLLER_SQ | NVX_UVM_POLLER_CPU)
 
 #define NVX_UVM_POLLER_DEF_IDLE_US	2000
 #define NVX_UVM_POLLER_MAX_IDLE_US	1000000
@@ -609,9 +610,11 @@ struct nvx_uvm_notify {
  *	kernel thread ("nvx-poll/EP_ID") that scans the submission rings of
  *	its fast-path VMs while any has work and sleeps after @idle_us
  *	without; the guests need no doorbell while it is awake
- *	(NVX_UVM_SQ_POLLED). Without it, a running poller stops. A new
- *	call replaces the old settings whole.
- * @cpu: in: the CPU the poller is bound to, or -1 for any.
+ *	(NVX_UVM_SQ_POLLED). Without it, a running poller stops (and
+ *	@cpu, @idle_us and @budget must be 0). NVX_UVM_POLLER_CPU binds
+ *	the poller to @cpu. A new call replaces the old settings whole.
+ * @cpu: in: with NVX_UVM_POLLER_CPU the CPU the poller runs on (online,
+ *	in the caller's affinity mask); else 0.
  * @idle_us: in: microseconds without work before the poller sleeps,
  *	1..NVX_UVM_POLLER_MAX_IDLE_US; 0 = NVX_UVM_POLLER_DEF_IDLE_US.
  * @budget: in: the most entries taken from one VM per pass over the
@@ -623,9 +626,10 @@ struct nvx_uvm_notify {
  *
  * A poller is a kernel thread that spends CPU time for the endpoint's
  * owner, so NVX_UVM_POLLER_SQ needs CAP_SYS_NICE; busy polling spends the
- * caller's own and needs nothing. Errors: -EINVAL (flags, reserved, a
- * value out of range, a CPU that is offline or not in the caller's
- * affinity mask), -EPERM, -ENOMEM, -EINTR.
+ * caller's own and needs nothing. All zero stops both. Errors: -EINVAL
+ * (flags, reserved, a value out of range or set without its flag, a CPU
+ * that is offline or not in the caller's affinity mask), -EPERM,
+ * -ENOMEM, -EINTR.
  */
 struct nvx_uvm_poller {
 	__u32 flags;

@@ -674,10 +674,6 @@ static int nvx_uvm_chan_release(struct inode *inode, struct file *file)
 		kvm_io_bus_unregister_dev(ch->kvm, KVM_PIO_BUS, &ch->iodev);
 		mutex_unlock(&ch->kvm->slots_lock);
 	}
-	mutex_lock(&nvx_uvm_chans_lock);
-	list_del(&ch->node);
-	mutex_unlock(&nvx_uvm_chans_lock);
-
 	mutex_lock(&ch->lock);
 	if (!ch->reason) {
 		WRITE_ONCE(ch->reason, NVX_UVM_DETACHED);
@@ -687,6 +683,13 @@ static int nvx_uvm_chan_release(struct inode *inode, struct file *file)
 	notify = !ch->quiet || ch->msgs_in || ch->vm2vm_in || ch->vm2vm_out;
 	nvx_uvm_detach(ch, notify, &moves);
 	mutex_unlock(&ch->lock);
+	/*
+	 * Only now may the VM be attached again: nothing of ours writes its
+	 * control page once the reason is set (the poller's flag included).
+	 */
+	mutex_lock(&nvx_uvm_chans_lock);
+	list_del(&ch->node);
+	mutex_unlock(&nvx_uvm_chans_lock);
 	/*
 	 * With a reason set nvx_uvm_fail() queues no more bounces; the one
 	 * queued before (if any) has nothing left to do after the detach.

@@ -20,11 +20,15 @@
  * side's store: either the guest sees the flag clear and rings (the
  * doorbell takes the entry), or the poller's last look sees the entry
  * and takes it. A guest that writes the flag itself only delays its own
- * entries: the kernel never reads sq_flags back.
+ * entries: the kernel never reads sq_flags back (it keeps its own copy).
+ * The flag is written under the channel's lock and only while the VM
+ * runs.
  *
  * Fairness: a pass visits every VM and takes at most budget entries from
  * each, so a flooding VM cannot hold the others back by more than one
- * budget per pass. The poller holds no lock while it looks at a ring
+ * budget per pass. A VM that keeps sending keeps the poller awake, also
+ * with messages the kernel answers itself (refused types, limits): that
+ * is the CPU its owner chose to spend (CAP_SYS_NICE). The poller holds no lock while it looks at a ring
  * (the grant's pages are in the direct map and never fault); it takes
  * the channel's lock only inside nvx_uvm_sq_take(), as a doorbell does,
  * and a channel reference for as long as it uses one.
@@ -83,6 +87,23 @@ static struct nvx_uvm_chan *nvx_uvm_poll_next(struct nvx_uvm_ep *ep,
 	return ch;
 }
 
+/*
+ * Set or clear NVX_UVM_SQ_POLLED in a VM's control page. Under the
+ * channel's lock and only while the VM runs: a channel being released
+ * may have its VM attached again, elsewhere, as soon as it is stopped,
+ * and then its page is no longer ours to write. The kernel keeps its own
+ * copy (ch->sq_polled) and never reads the flag back.
+ */
+static void nvx_uvm_poll_flag(struct nvx_uvm_chan *ch, bool on)
+{
+	mutex_lock(&ch->lock);
+	if (!ch->reason && ch->sq_polled != on) {
+		ch->sq_polled = on;
+		WRITE_ONCE(ch->ctrl->sq_flags, on ? NVX_UVM_SQ_POLLED : 0);
+	}
+	mutex_unlock(&ch->lock);
+}
+
 /* One pass over the endpoint's VMs; returns the entries taken. */
 static u32 nvx_uvm_poll_pass(struct nvx_uvm_sqpoll *p, enum nvx_uvm_pass how)
 {
@@ -92,28 +113,23 @@ static u32 nvx_uvm_poll_pass(struct nvx_uvm_sqpoll *p, enum nvx_uvm_pass how)
 	u32 taken = 0;
 
 	while ((ch = nvx_uvm_poll_next(ep, &id))) {
-		struct nvx_uvm_ctrl *c = ch->ctrl;
+		bool on = how == NVX_UVM_PASS_POLL;
 
 		id++;
 		if (ch->slow || READ_ONCE(ch->reason)) {
 			nvx_uvm_chan_put(ch);
 			continue;
 		}
-		if (how == NVX_UVM_PASS_CLEAR) {
-			WRITE_ONCE(c->sq_flags, 0);
-		} else {
-			if (how == NVX_UVM_PASS_POLL &&
-			    READ_ONCE(c->sq_flags) != NVX_UVM_SQ_POLLED)
-				WRITE_ONCE(c->sq_flags, NVX_UVM_SQ_POLLED);
-			/* a hint: nvx_uvm_sq_take() reads both again, locked */
-			if (READ_ONCE(c->sq_prod) != data_race(ch->sq_cons))
-				taken += nvx_uvm_sq_take(ch, how == NVX_UVM_PASS_POLL ?
-							 p->budget : U32_MAX,
-							 true);
-		}
+		/* a hint; nvx_uvm_poll_flag() looks again, locked */
+		if (how != NVX_UVM_PASS_LAST && data_race(ch->sq_polled) != on)
+			nvx_uvm_poll_flag(ch, on);
+		/* a hint; nvx_uvm_sq_take() reads both again, locked */
+		if (how != NVX_UVM_PASS_CLEAR &&
+		    READ_ONCE(ch->ctrl->sq_prod) != data_race(ch->sq_cons))
+			taken += nvx_uvm_sq_take(ch, on ? p->budget : U32_MAX,
+						 true);
 		nvx_uvm_chan_put(ch);
-		if (how == NVX_UVM_PASS_POLL)
-			cond_resched();
+		cond_resched();
 	}
 	return taken;
 }
@@ -130,20 +146,26 @@ static u32 nvx_uvm_poll_quiesce(struct nvx_uvm_sqpoll *p)
 	return nvx_uvm_poll_pass(p, NVX_UVM_PASS_LAST);
 }
 
+/* The thread's counters: it alone writes them, fdinfo reads them. */
+static void nvx_uvm_poll_count(u64 *c, u64 n)
+{
+	WRITE_ONCE(*c, *c + n);
+}
+
 static int nvx_uvm_poll_thread(void *arg)
 {
 	struct nvx_uvm_sqpoll *p = arg;
-	u64 last = local_clock();
+	u64 last = ktime_get_ns();
 
 	while (!kthread_should_stop()) {
-		u64 t0 = local_clock();
+		u64 t0 = ktime_get_ns();
 		u32 n = nvx_uvm_poll_pass(p, NVX_UVM_PASS_POLL);
 
-		p->passes++;
+		nvx_uvm_poll_count(&p->passes, 1);
 		if (n) {
-			p->taken += n;
-			last = local_clock();
-			p->busy_ns += last - t0;
+			nvx_uvm_poll_count(&p->taken, n);
+			last = ktime_get_ns();
+			nvx_uvm_poll_count(&p->busy_ns, last - t0);
 			continue;
 		}
 		if (t0 - last < p->idle_ns) {
@@ -153,8 +175,8 @@ static int nvx_uvm_poll_thread(void *arg)
 		}
 		n = nvx_uvm_poll_quiesce(p);
 		if (n) {
-			p->taken += n;
-			last = local_clock();
+			nvx_uvm_poll_count(&p->taken, n);
+			last = ktime_get_ns();
 			continue;
 		}
 		/*
@@ -164,16 +186,16 @@ static int nvx_uvm_poll_thread(void *arg)
 		 */
 		set_current_state(TASK_INTERRUPTIBLE);
 		WRITE_ONCE(p->asleep, true);
-		p->sleeps++;
+		nvx_uvm_poll_count(&p->sleeps, 1);
 		if (!kthread_should_stop())
 			schedule();
 		__set_current_state(TASK_RUNNING);
 		WRITE_ONCE(p->asleep, false);
-		p->wakeups++;
-		last = local_clock();
+		nvx_uvm_poll_count(&p->wakeups, 1);
+		last = ktime_get_ns();
 	}
 	/* the flags go with the poller; nothing published is left behind */
-	p->taken += nvx_uvm_poll_quiesce(p);
+	nvx_uvm_poll_count(&p->taken, nvx_uvm_poll_quiesce(p));
 	return 0;
 }
 
@@ -224,15 +246,21 @@ void nvx_uvm_poller_stop(struct nvx_uvm_ep *ep)
 	mutex_unlock(&ep->poll_lock);
 }
 
-static int nvx_uvm_poller_check(struct nvx_uvm_poller *a)
+static int nvx_uvm_poller_check(const struct nvx_uvm_poller *a)
 {
 	if (a->flags & ~NVX_UVM_POLLER_FLAGS || a->reserved ||
 	    a->idle_us > NVX_UVM_POLLER_MAX_IDLE_US ||
 	    a->budget > NVX_UVM_MAX_ENTRIES ||
 	    a->recv_busy_us > NVX_UVM_POLLER_MAX_BUSY_US)
 		return -EINVAL;
-	if (a->cpu != -1 &&
-	    (a->cpu < 0 || a->cpu >= nr_cpu_ids || !cpu_online(a->cpu) ||
+	/* the SQ poller's settings mean nothing without it */
+	if (!(a->flags & NVX_UVM_POLLER_SQ) &&
+	    (a->flags & NVX_UVM_POLLER_CPU || a->idle_us || a->budget))
+		return -EINVAL;
+	if (!(a->flags & NVX_UVM_POLLER_CPU) && a->cpu)
+		return -EINVAL;
+	if (a->flags & NVX_UVM_POLLER_CPU &&
+	    ((u32)a->cpu >= nr_cpu_ids || !cpu_online(a->cpu) ||
 	     !cpumask_test_cpu(a->cpu, current->cpus_ptr)))
 		return -EINVAL;
 	if (a->flags & NVX_UVM_POLLER_SQ && !capable(CAP_SYS_NICE))
@@ -243,15 +271,17 @@ static int nvx_uvm_poller_check(struct nvx_uvm_poller *a)
 static struct nvx_uvm_sqpoll *nvx_uvm_poller_new(struct nvx_uvm_ep *ep,
 						 const struct nvx_uvm_poller *a)
 {
+	bool bind = a->flags & NVX_UVM_POLLER_CPU;
+	int node = bind ? cpu_to_node(a->cpu) : NUMA_NO_NODE;
 	struct nvx_uvm_sqpoll *p;
 	struct task_struct *t;
-	int node = a->cpu >= 0 ? cpu_to_node(a->cpu) : NUMA_NO_NODE;
+	int ret;
 
 	p = kzalloc_node(sizeof(*p), GFP_KERNEL_ACCOUNT, node);
 	if (!p)
 		return ERR_PTR(-ENOMEM);
 	p->ep = ep;
-	p->cpu = a->cpu;
+	p->cpu = bind ? a->cpu : -1;
 	p->idle_ns = (u64)(a->idle_us ?: NVX_UVM_POLLER_DEF_IDLE_US) *
 		     NSEC_PER_USEC;
 	p->budget = a->budget ?: NVX_UVM_POLLER_DEF_BUDGET;
@@ -262,8 +292,14 @@ static struct nvx_uvm_sqpoll *nvx_uvm_poller_new(struct nvx_uvm_ep *ep,
 		return ERR_CAST(t);
 	}
 	/* a CPU going offline moves it elsewhere; kthread_bind() would not */
-	if (a->cpu >= 0)
-		set_cpus_allowed_ptr(t, cpumask_of(a->cpu));
+	if (bind) {
+		ret = set_cpus_allowed_ptr(t, cpumask_of(a->cpu));
+		if (ret) {
+			kthread_stop(t);
+			kfree(p);
+			return ERR_PTR(ret);
+		}
+	}
 	get_task_struct(t);
 	p->task = t;
 	return p;
@@ -327,7 +363,7 @@ void nvx_uvm_poller_show(struct seq_file *m, struct nvx_uvm_ep *ep)
 	seq_printf(m, "poller:\t%d\n", !!p);
 	if (p) {
 		/* the thread's own counters, written by it alone: a snapshot */
-		seq_printf(m, "poller_pid:\t%d\n", task_pid_nr(p->task));
+		seq_printf(m, "poller_pid:\t%d\n", task_pid_vnr(p->task));
 		seq_printf(m, "poller_cpu:\t%d\n", p->cpu);
 		seq_printf(m, "poller_idle_us:\t%llu\n",
 			   div_u64(p->idle_ns, NSEC_PER_USEC));

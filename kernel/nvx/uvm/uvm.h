@@ -151,6 +151,7 @@ struct nvx_uvm_chan {
 	u64 vm2vm_out;
 	u64 vm2vm_in;
 	u64 polled;			/* entries the poller took */
+	bool sq_polled;			/* we set NVX_UVM_SQ_POLLED */
 	struct rcu_head rcu;		/* frees after nvx_uvm_chan_find() */
 };
 

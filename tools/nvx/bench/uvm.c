@@ -113,7 +113,7 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 				       .max_vms = 1 };
 	char ns[16], ws[16], *argv[4];
 	struct nvx_uvm_serve sv = { .in_fd = -1, .out_fd = -1, .err_fd = 2 };
-	struct nvx_uvm_poller pl = { .cpu = -1 };
+	struct nvx_uvm_poller pl = { 0 };
 	struct nvx_uvm_opts o = { 0 };
 	struct nvx_uvm_bench_vm b = { 0 };
 	struct nvx_uvm_status st;

@@ -21,14 +21,19 @@
 #define NR_PINGS	100000
 #define NR_GAPS		10000
 
+/* @cpu -1: any CPU; else NVX_UVM_POLLER_CPU. */
 static int set_poller(int ep, uint32_t flags, int cpu, uint32_t idle_us,
 		      uint32_t budget, uint32_t busy_us)
 {
 	struct nvx_uvm_poller p = {
-		.flags = flags, .cpu = cpu, .idle_us = idle_us,
+		.flags = flags, .idle_us = idle_us,
 		.budget = budget, .recv_busy_us = busy_us,
 	};
 
+	if (cpu >= 0) {
+		p.flags |= NVX_UVM_POLLER_CPU;
+		p.cpu = cpu;
+	}
 	return nvx_uvm_set_poller(ep, &p);
 }
 
@@ -142,16 +147,19 @@ static int new_fast_vm(struct env *e, int ep, struct bare **b)
 	return ret ? ret : bare_attach(e, *b, ep, 0);
 }
 
-#define BADP(err, field, val) do {					\
-	struct nvx_uvm_poller p_ = { .cpu = -1 };			\
+/* A bad @field with @flags, and again with the poller's flag. */
+#define BADP(err, flags_, field, val) do {				\
+	struct nvx_uvm_poller p_ = { .flags = (flags_) };		\
 	long long v_ = (val);						\
 	p_.field = v_;							\
 	EXPECT_EQ(err, nvx_ioctl(ep, NVX_UVM_EP_IOC_POLLER, &p_))	\
-		TH_LOG(#field " = %lld", v_);				\
+		TH_LOG(#flags_ ", " #field " = %lld", v_);		\
 	p_.flags |= SQ;							\
 	EXPECT_EQ(err, nvx_ioctl(ep, NVX_UVM_EP_IOC_POLLER, &p_))	\
-		TH_LOG(#field " = %lld with a poller", v_);		\
+		TH_LOG(#flags_ " | SQ, " #field " = %lld", v_);		\
 } while (0)
+
+#define CPU	NVX_UVM_POLLER_CPU
 
 /* Every bad setting, with its errno; the limits themselves work. */
 ABI_TEST(poller_bad_input)
@@ -161,22 +169,35 @@ ABI_TEST(poller_bad_input)
 	struct {
 		struct nvx_uvm_poller p;
 		uint64_t more;
-	} big = { .p.cpu = -1, .more = 1 };
-	struct nvx_uvm_poller p = { .cpu = -1 };
+	} big = { .more = 1 };
+	struct nvx_uvm_poller p = { 0 };
 	struct bare *b;
 
 	ASSERT_LT(0, ncpu);
-	BADP(-EINVAL, flags, 2);
-	BADP(-EINVAL, flags, 1U << 31);
-	BADP(-EINVAL, reserved, 1);
-	BADP(-EINVAL, idle_us, NVX_UVM_POLLER_MAX_IDLE_US + 1);
-	BADP(-EINVAL, idle_us, UINT32_MAX);
-	BADP(-EINVAL, budget, NVX_UVM_MAX_ENTRIES + 1);
-	BADP(-EINVAL, recv_busy_us, NVX_UVM_POLLER_MAX_BUSY_US + 1);
-	BADP(-EINVAL, cpu, -2);
-	BADP(-EINVAL, cpu, INT32_MIN);
-	BADP(-EINVAL, cpu, ncpu);
-	BADP(-EINVAL, cpu, 1 << 20);
+	BADP(-EINVAL, 0, flags, 4);
+	BADP(-EINVAL, 0, flags, 1U << 31);
+	BADP(-EINVAL, 0, reserved, 1);
+	BADP(-EINVAL, 0, idle_us, NVX_UVM_POLLER_MAX_IDLE_US + 1);
+	BADP(-EINVAL, 0, idle_us, UINT32_MAX);
+	BADP(-EINVAL, 0, budget, NVX_UVM_MAX_ENTRIES + 1);
+	BADP(-EINVAL, 0, recv_busy_us, NVX_UVM_POLLER_MAX_BUSY_US + 1);
+	/* a CPU: only with its flag; online, in our mask */
+	BADP(-EINVAL, 0, cpu, 1);
+	BADP(-EINVAL, 0, cpu, -1);
+	BADP(-EINVAL, CPU, cpu, -1);
+	BADP(-EINVAL, CPU, cpu, INT32_MIN);
+	BADP(-EINVAL, CPU, cpu, ncpu);
+	BADP(-EINVAL, CPU, cpu, 1 << 20);
+	/* the poller's settings without the poller */
+	p.flags = CPU;
+	EXPECT_EQ(-EINVAL, nvx_ioctl(ep, NVX_UVM_EP_IOC_POLLER, &p));
+	p.flags = 0;
+	p.idle_us = 10;
+	EXPECT_EQ(-EINVAL, nvx_ioctl(ep, NVX_UVM_EP_IOC_POLLER, &p));
+	p.idle_us = 0;
+	p.budget = 1;
+	EXPECT_EQ(-EINVAL, nvx_ioctl(ep, NVX_UVM_EP_IOC_POLLER, &p));
+	p.budget = 0;
 	EXPECT_EQ(0, fdinfo_num(ep, "poller"));
 
 	/* too short, unknown trailing bytes, no struct, other fds */
@@ -215,7 +236,7 @@ ABI_TEST(poller_bad_input)
 
 static int nobody_polls(int ep)
 {
-	struct nvx_uvm_poller p = { .flags = SQ, .cpu = -1 };
+	struct nvx_uvm_poller p = { .flags = SQ };
 
 	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
 	    setresuid(65534, 65534, 65534))
