@@ -28,9 +28,10 @@
  * each, so a flooding VM cannot hold the others back by more than one
  * budget per pass. A VM that keeps sending keeps the poller awake, also
  * with messages the kernel answers itself (refused types, limits): that
- * is the CPU its owner chose to spend (CAP_SYS_NICE). The poller holds no lock while it looks at a ring
- * (the grant's pages are in the direct map and never fault); it takes
- * the channel's lock only inside nvx_uvm_sq_take(), as a doorbell does,
+ * is the CPU its owner chose to spend (CAP_SYS_NICE). The poller holds
+ * no lock while it looks at a ring (the grant's pages are in the direct
+ * map and never fault); it takes the channel's lock only inside
+ * nvx_uvm_sq_take(), as a doorbell does, and to change the flag,
  * and a channel reference for as long as it uses one.
  *
  * Busy polling: a blocking RECV on an endpoint with recv_busy_us spins
@@ -113,19 +114,22 @@ static u32 nvx_uvm_poll_pass(struct nvx_uvm_sqpoll *p, enum nvx_uvm_pass how)
 	u32 taken = 0;
 
 	while ((ch = nvx_uvm_poll_next(ep, &id))) {
-		bool on = how == NVX_UVM_PASS_POLL;
+		bool on = how == NVX_UVM_PASS_POLL, flagged;
+		u32 cons;
 
 		id++;
 		if (ch->slow || READ_ONCE(ch->reason)) {
 			nvx_uvm_chan_put(ch);
 			continue;
 		}
-		/* a hint; nvx_uvm_poll_flag() looks again, locked */
-		if (how != NVX_UVM_PASS_LAST && data_race(ch->sq_polled) != on)
+		/* a hint: nvx_uvm_poll_flag() looks again, locked */
+		flagged = data_race(ch->sq_polled);
+		/* a hint: nvx_uvm_sq_take() reads it again, locked */
+		cons = data_race(ch->sq_cons);
+		if (how != NVX_UVM_PASS_LAST && flagged != on)
 			nvx_uvm_poll_flag(ch, on);
-		/* a hint; nvx_uvm_sq_take() reads both again, locked */
 		if (how != NVX_UVM_PASS_CLEAR &&
-		    READ_ONCE(ch->ctrl->sq_prod) != data_race(ch->sq_cons))
+		    READ_ONCE(ch->ctrl->sq_prod) != cons)
 			taken += nvx_uvm_sq_take(ch, on ? p->budget : U32_MAX,
 						 true);
 		nvx_uvm_chan_put(ch);
