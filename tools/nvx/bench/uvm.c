@@ -56,11 +56,39 @@ struct nvx_uvm_bench_vm {
 	int kick;		/* the server blocks in RECV */
 };
 
+/*
+ * With two CPUs or more the vCPU runs alone on CPU 0, the system side
+ * (and the poller) on CPU 1, on every path: a vCPU thread that shares
+ * its CPU is preempted, and each preemption is a VM exit.
+ */
+static int nvx_uvm_bench_pin(int cpu)
+{
+	cpu_set_t set;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return -1;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -1 : cpu;
+}
+
+static void nvx_uvm_bench_unpin(void)
+{
+	cpu_set_t set;
+	long i, n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	CPU_ZERO(&set);
+	for (i = 0; i < n && i < CPU_SETSIZE; i++)
+		CPU_SET(i, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
 static void *nvx_uvm_bench_vcpu(void *arg)
 {
 	struct nvx_uvm_bench_vm *b = arg;
 	uint64_t one = 1;
 
+	nvx_uvm_bench_pin(0);
 	b->ret = nvx_uvm_run(&b->vm);
 	if (write(b->done_fd, &one, sizeof(one)) < 0)
 		b->ret = -errno;
@@ -122,7 +150,7 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 	const char *where;
 	pthread_t th;
 	uint64_t t0;
-	int ret, finished = 0;
+	int ret, cpu, finished = 0;
 
 	argv[0] = "test";
 	argv[1] = "ping";
@@ -137,8 +165,13 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 		free(sv.buf);
 		return -errno;
 	}
+	cpu = nvx_uvm_bench_pin(1);
 	if (path >= NVX_UVM_POLL) {
 		pl.flags = NVX_UVM_POLLER_SQ;
+		if (cpu >= 0) {
+			pl.flags |= NVX_UVM_POLLER_CPU;
+			pl.cpu = cpu;
+		}
 		pl.idle_us = NVX_UVM_BENCH_IDLE_US;
 		if (path == NVX_UVM_POLL_BUSY)
 			pl.recv_busy_us = NVX_UVM_BENCH_BUSY_US;
@@ -146,6 +179,7 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 		if (ret) {
 			nvx_err("bench uvm: NVX_UVM_EP_IOC_POLLER: %s",
 				strerror(-ret));
+			nvx_uvm_bench_unpin();
 			close(ep.fd);
 			free(sv.buf);
 			return ret;
@@ -205,6 +239,7 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 		nvx_uvm_report(&b.vm, ret);
 	}
 out:
+	nvx_uvm_bench_unpin();
 	nvx_uvm_destroy(&b.vm);
 	close(b.done_fd);
 	close(ep.fd);
@@ -507,7 +542,8 @@ const char nvx_bench_uvm_usage[] =
 	"exit to the VMM, which passes them on with NVX_UVM_CHAN_IOC_KICK),\n"
 	"poll (the endpoint's SQ poller, idle 2000 us: no doorbell while it is\n"
 	"awake) and poll_busy (the poller, and blocking RECVs that busy-poll\n"
-	"2000 us on the system side):\n"
+	"2000 us on the system side). With two CPUs or more the vCPU runs\n"
+	"alone on CPU 0, the system side and the poller on CPU 1:\n"
 	"\n"
 	"  exits to userspace per message: KVM's userspace_exits of a run of\n"
 	"    N ping-pongs minus those of a run of 0, divided by N (and KVM's\n"
