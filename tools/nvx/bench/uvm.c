@@ -105,6 +105,8 @@ struct nvx_uvm_ping {
 	int64_t user_exits;	/* KVM's userspace_exits */
 	int64_t io_exits;	/* KVM's io_exits (every PIO intercept) */
 	int64_t exits;		/* KVM's exits (all kinds) */
+	int64_t halt_exits;	/* of which the guest's hlt */
+	int64_t irq_exits;	/* and host interrupts (ticks, IPIs) */
 	uint64_t doorbells;
 	uint64_t polled;
 };
@@ -228,6 +230,8 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 	out->user_exits = nvx_uvm_kvm_stat(b.vm.stats_fd, "userspace_exits");
 	out->io_exits = nvx_uvm_kvm_stat(b.vm.stats_fd, "io_exits");
 	out->exits = nvx_uvm_kvm_stat(b.vm.stats_fd, "exits");
+	out->halt_exits = nvx_uvm_kvm_stat(b.vm.stats_fd, "halt_exits");
+	out->irq_exits = nvx_uvm_kvm_stat(b.vm.stats_fd, "irq_exits");
 	nvx_uvm_status(&b.vm, &st);
 	out->doorbells = st.doorbells;
 	out->polled = st.polled;
@@ -294,6 +298,7 @@ struct nvx_uvm_bench {
 	struct nvx_uvm_ping many[NVX_UVM_NR_PATHS];
 	double exits_per_msg[NVX_UVM_NR_PATHS], io_per_msg[NVX_UVM_NR_PATHS];
 	double all_per_msg[NVX_UVM_NR_PATHS], polled_share[NVX_UVM_NR_PATHS];
+	double halt_per_msg[NVX_UVM_NR_PATHS], irq_per_msg[NVX_UVM_NR_PATHS];
 	double rtt_us[NVX_UVM_NR_PATHS], rate[NVX_UVM_NR_PATHS];
 	uint64_t *uvm_ns, *host_ns;
 	double uvm_p50, uvm_p99, host_p50, host_p99;
@@ -382,6 +387,10 @@ static void nvx_uvm_bench_print(struct nvx_ctx *ctx, struct nvx_uvm_bench *b)
 					b->exits_per_msg[s]);
 			nvx_json_double(j, "io_exits_per_msg", b->io_per_msg[s]);
 			nvx_json_double(j, "exits_per_msg", b->all_per_msg[s]);
+			nvx_json_double(j, "halt_exits_per_msg",
+					b->halt_per_msg[s]);
+			nvx_json_double(j, "irq_exits_per_msg",
+					b->irq_per_msg[s]);
 			nvx_json_double(j, "polled_share", b->polled_share[s]);
 			nvx_json_double(j, "rtt_us", b->rtt_us[s]);
 			nvx_json_double(j, "msgs_per_s", b->rate[s]);
@@ -425,6 +434,13 @@ static void nvx_uvm_bench_print(struct nvx_ctx *ctx, struct nvx_uvm_bench *b)
 	       b->rtt_us[NVX_UVM_FAST] / b->rtt_us[NVX_UVM_POLL],
 	       b->rtt_us[NVX_UVM_FAST] / b->rtt_us[NVX_UVM_POLL_BUSY]);
 	printf("exits per message polled: %.4f\n", b->all_per_msg[NVX_UVM_POLL]);
+	printf("%-9s %10s %10s %10s\n", "path", "hlt/msg", "irq/msg",
+	       "other/msg");
+	for (s = 0; s < NVX_UVM_NR_PATHS; s++)
+		printf("%-9s %10.4f %10.4f %10.4f\n", path[s],
+		       b->halt_per_msg[s], b->irq_per_msg[s],
+		       b->all_per_msg[s] - b->halt_per_msg[s] -
+		       b->irq_per_msg[s] - b->io_per_msg[s]);
 	printf("cold start to first byte, %u runs:\n", b->runs);
 	printf("  uvm run hello               p50 %8.2f ms  p99 %8.2f ms\n",
 	       b->uvm_p50, b->uvm_p99);
@@ -518,6 +534,10 @@ int cmd_bench_uvm(struct nvx_ctx *ctx, int argc, char **argv)
 					   b.base[s].io_exits) / b.messages;
 		b.all_per_msg[s] = (double)(b.one[s].exits -
 					    b.base[s].exits) / b.messages;
+		b.halt_per_msg[s] = (double)(b.one[s].halt_exits -
+					     b.base[s].halt_exits) / b.messages;
+		b.irq_per_msg[s] = (double)(b.one[s].irq_exits -
+					    b.base[s].irq_exits) / b.messages;
 		b.polled_share[s] = (double)b.one[s].polled / b.messages;
 		d = (double)(b.one[s].ns - b.base[s].ns);
 		b.rtt_us[s] = d / b.messages / 1e3;
@@ -548,8 +568,8 @@ const char nvx_bench_uvm_usage[] =
 	"  exits to userspace per message: KVM's userspace_exits of a run of\n"
 	"    N ping-pongs minus those of a run of 0, divided by N (and KVM's\n"
 	"    io_exits, every port-I/O intercept, handled in the kernel or not,\n"
-	"    and KVM's exits, all kinds); polled: the share of messages the\n"
-	"    poller took\n"
+	"    and KVM's exits, all kinds, of which halt_exits and irq_exits);\n"
+	"    polled: the share of messages the poller took\n"
 	"  round trip: (time of N ping-pongs - time of 0) / N, 1 in flight\n"
 	"  throughput: N messages with 32 in flight, per second\n"
 	"  cold start: from starting `nvxtool uvm run hello` to the first byte\n"
