@@ -171,7 +171,8 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 		free(sv.buf);
 		return -errno;
 	}
-	cpu = nvx_uvm_bench_pin(1);
+	/* the poller's CPU must be in our mask when we ask: pin later */
+	cpu = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 1 : -1;
 	if (nvx_uvm_poll_cpu >= 0)
 		cpu = nvx_uvm_poll_cpu;
 	if (path >= NVX_UVM_POLL) {
@@ -193,6 +194,7 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 			return ret;
 		}
 	}
+	nvx_uvm_bench_pin(1);
 	b.done_fd = eventfd(0, EFD_CLOEXEC);
 	b.server = pthread_self();
 	b.kick = path == NVX_UVM_POLL_BUSY;
