@@ -759,6 +759,7 @@ UVM_TEST(nvxtool_run_poll)
 {
 	unsigned long long doorbells = 0, polled = 0;
 	const char *p;
+	int n;
 
 	nvxtool(&run, "uvm", "run", "--poll", "--stats", "test", "--",
 		"ping", "2000", "1", NULL);
@@ -766,8 +767,8 @@ UVM_TEST(nvxtool_run_poll)
 	EXPECT_EQ(0, WEXITSTATUS(run.status)) TH_LOG("%s", run.err);
 	p = strstr(run.err, "doorbells ");
 	ASSERT_NE(NULL, p) TH_LOG("%s", run.err);
-	ASSERT_EQ(2, sscanf(p, "doorbells %llu, polled %llu", &doorbells,
-			    &polled)) TH_LOG("%s", run.err);
+	n = sscanf(p, "doorbells %llu, polled %llu", &doorbells, &polled);
+	ASSERT_EQ(2, n) TH_LOG("%s", run.err);
 	EXPECT_LE(1900ULL, polled) TH_LOG("%s", run.err);
 	EXPECT_GE(100ULL, doorbells) TH_LOG("%s", run.err);
 }
