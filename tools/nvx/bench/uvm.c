@@ -65,26 +65,10 @@ struct nvx_uvm_bench_vm {
  * (and the poller) on CPU 1, on every path: a vCPU thread that shares
  * its CPU is preempted, and each preemption is a VM exit.
  */
-static int nvx_uvm_bench_pin(int cpu)
+static void nvx_uvm_bench_pin(int cpu)
 {
-	cpu_set_t set;
-
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return -1;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) ? -1 : cpu;
-}
-
-static void nvx_uvm_bench_unpin(void)
-{
-	cpu_set_t set;
-	long i, n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	CPU_ZERO(&set);
-	for (i = 0; i < n && i < CPU_SETSIZE; i++)
-		CPU_SET(i, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		nvx_pin_self(cpu);
 }
 
 static void *nvx_uvm_bench_vcpu(void *arg)
@@ -188,7 +172,7 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 		if (ret) {
 			nvx_err("bench uvm: NVX_UVM_EP_IOC_POLLER: %s",
 				strerror(-ret));
-			nvx_uvm_bench_unpin();
+			nvx_unpin_self();
 			close(ep.fd);
 			free(sv.buf);
 			return ret;
@@ -251,7 +235,7 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 		nvx_uvm_report(&b.vm, ret);
 	}
 out:
-	nvx_uvm_bench_unpin();
+	nvx_unpin_self();
 	nvx_uvm_destroy(&b.vm);
 	close(b.done_fd);
 	close(ep.fd);

@@ -116,6 +116,34 @@ int nvx_pin_self(int cpu)
 }
 
 /**
+ * nvx_unpin_self() - let the calling thread run on every online CPU again
+ *
+ * Return: 0 or -errno.
+ */
+int nvx_unpin_self(void)
+{
+	long i, n = sysconf(_SC_NPROCESSORS_CONF);
+	cpu_set_t *set;
+	size_t size;
+	int ret = 0;
+
+	if (n < 1)
+		return -EINVAL;
+	set = CPU_ALLOC(n);
+	if (!set)
+		return -ENOMEM;
+	size = CPU_ALLOC_SIZE(n);
+	CPU_ZERO_S(size, set);
+	for (i = 0; i < n; i++)
+		CPU_SET_S(i, size, set);
+	/* offline CPUs in the mask are ignored */
+	if (sched_setaffinity(0, size, set))
+		ret = -errno;
+	CPU_FREE(set);
+	return ret;
+}
+
+/**
  * nvx_cpu_node() - the NUMA node of the CPU this runs on
  *
  * Return: the node; 0 when the kernel won't say.

@@ -13,6 +13,7 @@
  * 10,000 times, without losing a message.
  */
 #include "uvm_fixture.h"
+#include "nvx_util.h"
 #include "run_util.h"
 
 #include <grp.h>
@@ -127,18 +128,6 @@ static long long complete_tag(struct bare *b)
 		usleep(1000);
 	}
 	return m.status ? m.status : (long long)m.tag;
-}
-
-/* Back to every CPU. */
-static void pin_all(void)
-{
-	cpu_set_t set;
-	long i, n = sysconf(_SC_NPROCESSORS_CONF);
-
-	CPU_ZERO(&set);
-	for (i = 0; i < n && i < CPU_SETSIZE; i++)
-		CPU_SET(i, &set);
-	sched_setaffinity(0, sizeof(set), &set);
 }
 
 static int new_fast_vm(struct env *e, int ep, struct bare **b)
@@ -543,21 +532,12 @@ struct late_post {
 	int cpu;
 };
 
-static int pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
-}
-
 static void *post_late(void *arg)
 {
 	struct late_post *l = arg;
 	struct nvx_uvm_msg m;
 
-	pin(l->cpu);
+	nvx_pin_self(l->cpu);
 	usleep(l->ms * 1000);
 	msg_init(&m, NVX_UVM_MSG_IPC, 9);
 	bare_post(l->b, &m);
@@ -612,7 +592,7 @@ ABI_TEST(recv_busy_poll)
 		SKIP(return, "needs two CPUs");
 	ASSERT_EQ(0, bare_new(&self->e, &b));
 	ASSERT_EQ(0, bare_attach(&self->e, b, ep, NVX_UVM_ATTACH_SLOW));
-	ASSERT_EQ(0, pin(0));
+	ASSERT_EQ(0, nvx_pin_self(0));
 	ASSERT_EQ(0, recv_late(ep, b, &r));
 	EXPECT_EQ(0, fdinfo_num(ep, "busy_hits"));
 
@@ -626,7 +606,7 @@ ABI_TEST(recv_busy_poll)
 	memset(&r, 0, sizeof(r));
 	EXPECT_EQ(-EINTR, nvx_ioctl(ep, NVX_UVM_EP_IOC_RECV, &r));
 	pthread_join(th, NULL);
-	pin_all();
+	nvx_unpin_self();
 }
 
 /* Launch "test ARGS..." on a polled endpoint; returns the VMM. */
@@ -667,7 +647,7 @@ TEST_F_TIMEOUT(uvm, pings_without_doorbells, 900)
 	char ns[16];
 	uint64_t t0;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2 && !pin(1))
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2 && !nvx_pin_self(1))
 		cpu = 1;
 	ASSERT_EQ(0, set_poller(e->ep, SQ, cpu, 100000, 0, 0));
 	snprintf(ns, sizeof(ns), "%u", NR_PINGS);
@@ -700,7 +680,7 @@ TEST_F_TIMEOUT(uvm, pings_without_doorbells, 900)
 	       fdinfo_num(e->ep, "poller_runtime_ns") / 1000000);
 	finish_vm(_metadata, e, v, e->ep, NVX_UVM_DETACHED);
 	server_fini(&sv);
-	pin_all();
+	nvx_unpin_self();
 }
 
 /*
