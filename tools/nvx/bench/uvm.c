@@ -55,9 +55,6 @@ struct nvx_uvm_bench_vm {
 	struct nvx_uvm_vm vm;
 	int ret;
 	int done_fd;		/* written when the vCPU loop returns */
-	pthread_t server;	/* kicked out of a blocking RECV then */
-	atomic_int acked;	/* the server saw it */
-	int kick;		/* the server blocks in RECV */
 };
 
 /*
@@ -80,11 +77,6 @@ static void *nvx_uvm_bench_vcpu(void *arg)
 	b->ret = nvx_uvm_run(&b->vm);
 	if (write(b->done_fd, &one, sizeof(one)) < 0)
 		b->ret = -errno;
-	/* a RECV that blocks sees no fd: interrupt it until it notices */
-	while (b->kick && !atomic_load(&b->acked)) {
-		pthread_kill(b->server, SIGUSR1);
-		usleep(1000);
-	}
 	return NULL;
 }
 
@@ -99,27 +91,51 @@ struct nvx_uvm_ping {
 	uint64_t polled;
 };
 
-/* Serve with blocking RECVs (busy polling) until the vCPU loop ends. */
-static void nvx_uvm_bench_serve_blocking(int ep_fd, struct nvx_uvm_serve *sv,
-					 struct nvx_uvm_bench_vm *b)
+/*
+ * Serve with blocking RECVs (busy polling) until the vCPU loop ends: a
+ * timer interrupts RECV (SIGUSR1, no SA_RESTART) every 20 ms to look at
+ * done_fd. 0, -ETIMEDOUT after 60 s without a message, or RECV's error.
+ */
+static int nvx_uvm_bench_serve_blocking(int ep_fd, struct nvx_uvm_serve *sv,
+					int done_fd)
 {
+	struct itimerspec its = { .it_interval.tv_nsec = 20000000,
+				  .it_value.tv_nsec = 20000000 };
+	struct sigevent sev = { .sigev_notify = SIGEV_THREAD_ID,
+				.sigev_signo = SIGUSR1 };
+	struct pollfd pfd = { .fd = done_fd, .events = POLLIN };
+	uint64_t last = nvx_now_ns();
 	struct nvx_uvm_recv r;
-	uint64_t x;
+	timer_t tm;
 	int ret;
 
+	/* glibc 2.36 names it only _sigev_un._tid */
+	sev._sigev_un._tid = syscall(SYS_gettid);
+	if (timer_create(CLOCK_MONOTONIC, &sev, &tm))
+		return -errno;
+	timer_settime(tm, 0, &its, NULL);
 	for (;;) {
 		ret = nvx_uvm_recv(ep_fd, sv, &r, 0);
 		if (!ret) {
 			nvx_uvm_serve_msg(ep_fd, sv, &r);
+			last = nvx_now_ns();
 			continue;
 		}
-		if (ret != -EINTR || read(b->done_fd, &x, sizeof(x)) != sizeof(x))
-			continue;
-		atomic_store(&b->acked, 1);
-		while (!nvx_uvm_recv(ep_fd, sv, &r, NVX_UVM_RECV_NONBLOCK))
-			nvx_uvm_serve_msg(ep_fd, sv, &r);
-		return;
+		if (ret != -EINTR)
+			break;
+		if (poll(&pfd, 1, 0) == 1) {
+			ret = 0;
+			break;
+		}
+		if (nvx_now_ns() - last > 60000000000ULL) {
+			ret = -ETIMEDOUT;
+			break;
+		}
 	}
+	timer_delete(tm);
+	while (!ret && !nvx_uvm_recv(ep_fd, sv, &r, NVX_UVM_RECV_NONBLOCK))
+		nvx_uvm_serve_msg(ep_fd, sv, &r);
+	return ret;
 }
 
 /* Run `test ping N W` with the default service in this thread. */
@@ -169,6 +185,12 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 		if (path == NVX_UVM_POLL_BUSY)
 			pl.recv_busy_us = NVX_UVM_BENCH_BUSY_US;
 		ret = nvx_uvm_set_poller(ep.fd, &pl);
+		/* a CPU outside our cpuset: an unbound poller, then */
+		if (ret == -EINVAL && pl.flags & NVX_UVM_POLLER_CPU) {
+			pl.flags &= ~NVX_UVM_POLLER_CPU;
+			pl.cpu = 0;
+			ret = nvx_uvm_set_poller(ep.fd, &pl);
+		}
 		if (ret) {
 			nvx_err("bench uvm: NVX_UVM_EP_IOC_POLLER: %s",
 				strerror(-ret));
@@ -180,8 +202,6 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 	}
 	nvx_uvm_bench_pin(1);
 	b.done_fd = eventfd(0, EFD_CLOEXEC);
-	b.server = pthread_self();
-	b.kick = path == NVX_UVM_POLL_BUSY;
 	o.image = image;
 	o.argc = 4;
 	o.argv = argv;
@@ -196,8 +216,14 @@ static int nvx_uvm_bench_ping(struct nvx_ctx *ctx, const char *image,
 	ret = -pthread_create(&th, NULL, nvx_uvm_bench_vcpu, &b);
 	if (ret)
 		goto out;
-	if (b.kick) {
-		nvx_uvm_bench_serve_blocking(ep.fd, &sv, &b);
+	if (path == NVX_UVM_POLL_BUSY) {
+		ret = nvx_uvm_bench_serve_blocking(ep.fd, &sv, b.done_fd);
+		if (ret) {
+			nvx_err("bench uvm: serving with busy polls: %s",
+				strerror(-ret));
+			b.vm.stop = 1;
+			pthread_kill(th, SIGUSR1);
+		}
 		finished = 1;
 	}
 	pfd[0].fd = ep.fd;
@@ -544,7 +570,8 @@ int cmd_bench_uvm(struct nvx_ctx *ctx, int argc, char **argv)
 					     b.base[s].halt_exits) / b.messages;
 		b.irq_per_msg[s] = (double)(b.one[s].irq_exits -
 					    b.base[s].irq_exits) / b.messages;
-		b.polled_share[s] = (double)b.one[s].polled / b.messages;
+		b.polled_share[s] = (double)(b.one[s].polled -
+					     b.base[s].polled) / b.messages;
 		d = (double)(b.one[s].ns - b.base[s].ns);
 		b.rtt_us[s] = d / b.messages / 1e3;
 		d = (double)(b.many[s].ns - b.base[s].ns);
