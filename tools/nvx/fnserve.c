@@ -614,8 +614,9 @@ int nvx_fn_serve(int nvx_fd, const struct nvx_sys_tenant *t,
 
 		ret = nvx_uvm_set_poller(ep.fd, &p);
 		if (ret) {
-			nvx_err("serve: --poll: NVX_UVM_EP_IOC_POLLER: %s",
-				strerror(-ret));
+			nvx_err("serve: --poll: NVX_UVM_EP_IOC_POLLER: %s%s",
+				strerror(-ret),
+				ret == -EPERM ? " (needs CAP_SYS_NICE)" : "");
 			return NVX_EXIT_FAIL;
 		}
 	}

@@ -613,6 +613,11 @@ const char nvx_bench_uvm_usage[] =
 	"Defaults: 10000 messages, 100 runs. Grows the pool by 16 MiB for its\n"
 	"VMs (CAP_SYS_ADMIN) and gives that back at the end.\n"
 	"Under QEMU TCG the times are not hardware times: compare the ratios.\n"
-	"JSON: \"headline\" is the fast path's userspace exits per message;\n"
-	"\"exits_per_msg_polled\" (all exits per message with the poller, 32 in\n"
-	"flight: a VM under load) and \"rtt_fast_over_polled\" the poller's.\n";
+	"JSON: per path (\"fast\", \"slow\", \"poll\", \"poll_busy\"):\n"
+	"\"userspace_exits_per_msg\", \"io_exits_per_msg\", \"exits_per_msg\",\n"
+	"\"exits_per_msg_32\" (all exits, 32 in flight), \"halt_exits_per_msg\",\n"
+	"\"irq_exits_per_msg\", \"polled_share\", \"rtt_us\", \"msgs_per_s\"; then\n"
+	"\"rtt_slow_over_fast\", \"rate_fast_over_slow\", \"exits_per_msg_polled\"\n"
+	"(poll's exits_per_msg_32: a VM under load), \"rtt_fast_over_polled\",\n"
+	"\"rtt_fast_over_polled_busy\", \"cold_start\" and \"headline\", the fast\n"
+	"path's userspace exits per message.\n";
