@@ -514,4 +514,49 @@ TEST_F_TIMEOUT(fault_uvm, notify, 300)
 	close(nc.vfd);
 }
 
+static int do_poller(void *arg)
+{
+	struct nvx_uvm_poller p = { .flags = NVX_UVM_POLLER_SQ,
+				    .recv_busy_us = 10 };
+
+	return nvx_ioctl(*(int *)arg, NVX_UVM_EP_IOC_POLLER, &p);
+}
+
+static void undo_poller(void *arg)
+{
+	struct nvx_uvm_poller p = { };
+
+	nvx_ioctl(*(int *)arg, NVX_UVM_EP_IOC_POLLER, &p);
+}
+
+/* A failed POLLER left no poller and no setting behind. */
+static int check_poller(void *arg, char *why, size_t len)
+{
+	long long poller = fdinfo_num(*(int *)arg, "poller");
+	long long busy = fdinfo_num(*(int *)arg, "recv_busy_us");
+
+	if (poller || busy) {
+		snprintf(why, len, "after a failed POLLER: poller %lld, recv_busy_us %lld",
+			 poller, busy);
+		return -1;
+	}
+	return 0;
+}
+
+/* The poller's allocation and thread, failed in turn. */
+TEST_F_TIMEOUT(fault_uvm, poller, 300)
+{
+	int ep = self->e.ep;
+	struct fault_call c = {
+		.what = "EP_POLLER", .call = do_poller, .undo = undo_poller,
+		.check = check_poller, .arg = &ep,
+	};
+
+	fault_sweep(_metadata, &c, false);
+	EXPECT_EQ(0, do_poller(&ep));
+	EXPECT_EQ(1, fdinfo_num(ep, "poller"));
+	undo_poller(&ep);
+	EXPECT_EQ(0, fdinfo_num(ep, "poller"));
+}
+
 TEST_HARNESS_MAIN
