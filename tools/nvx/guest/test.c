@@ -261,33 +261,49 @@ static void msg_init(struct nvx_uvm_msg *m, unsigned int type,
 	m->tag = tag;
 }
 
+/* Submit ping @i: IPC, tag @i, payload[0..7] = @i. */
+static void ping_send(unsigned long i)
+{
+	unsigned long long v = i;
+	struct nvx_uvm_msg m;
+
+	msg_init(&m, NVX_UVM_MSG_IPC, i);
+	memcpy(m.payload, &v, sizeof(v));
+	nvx_submit(&m);
+}
+
+/* Take the next completion: ping @i's answer (0), or 10, 11, 12. */
+static int ping_check(unsigned long i)
+{
+	unsigned long long v;
+	struct nvx_uvm_msg m;
+
+	nvx_complete(&m);
+	memcpy(&v, m.payload, sizeof(v));
+	if (m.tag != (unsigned int)i)
+		return 10;
+	if (v != i + 1)
+		return 11;
+	if (m.status)
+		return 12;
+	return 0;
+}
+
 static int test_ping(void)
 {
 	unsigned long n = arg(2, 1), w = arg(3, 1), sent = 0, got = 0;
-	unsigned long long v;
-	struct nvx_uvm_msg m;
+	int ret;
 
 	if (!w)
 		w = 1;
 	if (w > ctrl()->cq_entries)
 		w = ctrl()->cq_entries;
 	while (got < n) {
-		while (sent < n && sent - got < w) {
-			msg_init(&m, NVX_UVM_MSG_IPC, sent);
-			v = sent;
-			memcpy(m.payload, &v, sizeof(v));
-			nvx_submit(&m);
-			sent++;
-		}
-		nvx_complete(&m);
-		memcpy(&v, m.payload, sizeof(v));
-		if (m.tag != (unsigned int)got)
-			return 10;
-		if (v != got + 1)
-			return 11;
-		if (m.status)
-			return 12;
-		got++;
+		while (sent < n && sent - got < w)
+			ping_send(sent++);
+		ret = ping_check(got++);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -295,27 +311,19 @@ static int test_ping(void)
 static int test_ping_gap(void)
 {
 	unsigned long n = arg(2, 1), max = arg(3, 100), i;
-	unsigned long long v, until;
+	unsigned long long until;
 	unsigned int x = 12345;
-	struct nvx_uvm_msg m;
+	int ret;
 
 	for (i = 0; i < n; i++) {
 		x = x * 1103515245 + 12345;
 		until = clock_ns() + (x >> 8) % (max + 1) * 1000;
 		while (clock_ns() < until)
 			cpu_relax();
-		msg_init(&m, NVX_UVM_MSG_IPC, i);
-		v = i;
-		memcpy(m.payload, &v, sizeof(v));
-		nvx_submit(&m);
-		nvx_complete(&m);
-		memcpy(&v, m.payload, sizeof(v));
-		if (m.tag != (unsigned int)i)
-			return 10;
-		if (v != i + 1)
-			return 11;
-		if (m.status)
-			return 12;
+		ping_send(i);
+		ret = ping_check(i);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
