@@ -511,8 +511,10 @@ int nvx_pool_ioc_grant(struct nvx_ucmd *ucmd)
 	struct file *gfile;
 	int ret, fd, nid;
 	long dirty = 0;
-	u64 bytes;
+	u64 bytes, t0 = 0;
 
+	if (trace_nvx_grant_enabled())
+		t0 = ktime_get_ns();
 	if (req->flags & ~NVX_GRANT_FLAGS || req->reserved)
 		return -EINVAL;
 	if ((req->flags & NVX_GRANT_WAIT) && (req->flags & NVX_GRANT_CLEAN_ONLY))
@@ -584,7 +586,8 @@ int nvx_pool_ioc_grant(struct nvx_ucmd *ucmd)
 	if (fd < 0)
 		return fd;
 	atomic64_inc(&nvx_pool.grants);
-	trace_nvx_grant(nid, bytes, dirty * NVX_PIECE_BYTES);
+	trace_nvx_grant(nid, bytes, dirty * NVX_PIECE_BYTES,
+			t0 ? ktime_get_ns() - t0 : 0);
 	req->fd = fd;
 	req->granted = bytes;
 	return 0;

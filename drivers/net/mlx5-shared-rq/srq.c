@@ -215,6 +215,7 @@ void nvx_srq_complete(struct nvx_srq *srq, u32 queue, u32 buf, u32 stride,
 		q->rx_bytes += len;
 		if (flags & NVX_SRQ_CQE_TRUNCATED)
 			q->truncated++;
+		trace_nvx_srq_rx(queue, buf, stride, strides, len);
 	}
 	if (b->hw_used == srq->shape.strides_per_buf) {
 		WRITE_ONCE(b->state, NVX_SRQ_BUF_HELD);

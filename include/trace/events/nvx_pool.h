@@ -37,20 +37,22 @@ DEFINE_EVENT(nvx_pool_resize_class, nvx_pool_shrink,
 	TP_ARGS(node, bytes, done));
 
 TRACE_EVENT(nvx_grant,
-	TP_PROTO(int node, u64 bytes, u64 sync_zeroed),
-	TP_ARGS(node, bytes, sync_zeroed),
+	TP_PROTO(int node, u64 bytes, u64 sync_zeroed, u64 ns),
+	TP_ARGS(node, bytes, sync_zeroed, ns),
 	TP_STRUCT__entry(
 		__field(int, node)
 		__field(u64, bytes)
 		__field(u64, sync_zeroed)
+		__field(u64, ns)
 	),
 	TP_fast_assign(
 		__entry->node = node;
 		__entry->bytes = bytes;
 		__entry->sync_zeroed = sync_zeroed;
+		__entry->ns = ns;
 	),
-	TP_printk("node=%d bytes=%llu sync_zeroed=%llu", __entry->node,
-		  __entry->bytes, __entry->sync_zeroed)
+	TP_printk("node=%d bytes=%llu sync_zeroed=%llu ns=%llu", __entry->node,
+		  __entry->bytes, __entry->sync_zeroed, __entry->ns)
 );
 
 TRACE_EVENT(nvx_grant_release,

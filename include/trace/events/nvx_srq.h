@@ -42,6 +42,29 @@ TRACE_EVENT(nvx_srq_buf_return,
 	TP_printk("pool=%u buf=%u", __entry->pool, __entry->buf)
 );
 
+/* a frame written into @strides strides of buffer @buf, from @stride */
+TRACE_EVENT(nvx_srq_rx,
+	TP_PROTO(u32 queue, u32 buf, u32 stride, u32 strides, u32 len),
+	TP_ARGS(queue, buf, stride, strides, len),
+	TP_STRUCT__entry(
+		__field(u32, queue)
+		__field(u32, buf)
+		__field(u32, stride)
+		__field(u32, strides)
+		__field(u32, len)
+	),
+	TP_fast_assign(
+		__entry->queue = queue;
+		__entry->buf = buf;
+		__entry->stride = stride;
+		__entry->strides = strides;
+		__entry->len = len;
+	),
+	TP_printk("queue=%u buf=%u stride=%u strides=%u len=%u",
+		  __entry->queue, __entry->buf, __entry->stride,
+		  __entry->strides, __entry->len)
+);
+
 TRACE_EVENT(nvx_srq_filler,
 	TP_PROTO(u32 queue, u32 buf, u32 stride, u32 strides),
 	TP_ARGS(queue, buf, stride, strides),

@@ -46,6 +46,24 @@ TRACE_EVENT(nvx_uvm_msg_in,
 		  __entry->tid, __entry->type, __entry->tag, __entry->bulk)
 );
 
+/* the system process took the message (RECV returned it) */
+TRACE_EVENT(nvx_uvm_recv,
+	TP_PROTO(u32 vm, u16 type, u32 tag),
+	TP_ARGS(vm, type, tag),
+	TP_STRUCT__entry(
+		__field(u32, vm)
+		__field(u16, type)
+		__field(u32, tag)
+	),
+	TP_fast_assign(
+		__entry->vm = vm;
+		__entry->type = type;
+		__entry->tag = tag;
+	),
+	TP_printk("vm=%u type=%u tag=%u", __entry->vm, __entry->type,
+		  __entry->tag)
+);
+
 TRACE_EVENT(nvx_uvm_msg_out,
 	TP_PROTO(u32 vm, u32 tag, s32 status, u32 bulk),
 	TP_ARGS(vm, tag, status, bulk),

@@ -272,6 +272,8 @@ static void nvx_uvm_ep_recv_finish(struct nvx_ucmd *ucmd, bool copied)
 		    s->gen == ((r->cookie >> 16) & 0xffff))
 			nvx_uvm_slot_requeue(ch, s);
 		mutex_unlock(&ch->lock);
+	} else {
+		trace_nvx_uvm_recv(ch->vm_id, r->msg.type, r->msg.tag);
 	}
 	nvx_uvm_chan_put(ch);
 }

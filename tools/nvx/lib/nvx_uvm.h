@@ -48,6 +48,7 @@
 
 /* The name of a stop reason (enum nvx_uvm_reason, NVX_UVM_ERR_*). */
 const char *nvx_uvm_reason_name(unsigned int r);
+const char *nvx_uvm_msg_name(unsigned int type);
 
 struct nvx_uvm_opts {
 	uint64_t mem;		/* bytes of guest RAM; 0 = 4 MiB */

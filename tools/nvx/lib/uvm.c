@@ -50,6 +50,49 @@ const char *nvx_uvm_reason_name(unsigned int r)
 }
 
 /**
+ * nvx_uvm_msg_name() - name a message type
+ * @type: an NVX_UVM_MSG_* value.
+ *
+ * Return: a static string ("ipc", "openat"...), NULL for other values.
+ */
+const char *nvx_uvm_msg_name(unsigned int type)
+{
+	static const char *const names[] = {
+		[NVX_UVM_MSG_IPC] = "ipc",
+		[NVX_UVM_MSG_WRITE] = "write",
+		[NVX_UVM_MSG_READ] = "read",
+		[NVX_UVM_MSG_EXIT] = "exit",
+		[NVX_UVM_MSG_CLOCK] = "clock",
+		[NVX_UVM_MSG_RECV] = "recv",
+		[NVX_UVM_MSG_OPENAT] = "openat",
+		[NVX_UVM_MSG_CLOSE] = "close",
+		[NVX_UVM_MSG_PREAD] = "pread",
+		[NVX_UVM_MSG_PWRITE] = "pwrite",
+		[NVX_UVM_MSG_LSEEK] = "lseek",
+		[NVX_UVM_MSG_FSTAT] = "fstat",
+		[NVX_UVM_MSG_GETDENTS] = "getdents",
+		[NVX_UVM_MSG_MKDIR] = "mkdir",
+		[NVX_UVM_MSG_UNLINK] = "unlink",
+		[NVX_UVM_MSG_RENAME] = "rename",
+		[NVX_UVM_MSG_FTRUNCATE] = "ftruncate",
+		[NVX_UVM_MSG_FSYNC] = "fsync",
+		[NVX_UVM_MSG_GETRANDOM] = "getrandom",
+		[NVX_UVM_MSG_READY] = "ready",
+		[NVX_UVM_MSG_SOCKET] = "socket",
+		[NVX_UVM_MSG_BIND] = "bind",
+		[NVX_UVM_MSG_LISTEN] = "listen",
+		[NVX_UVM_MSG_ACCEPT] = "accept",
+		[NVX_UVM_MSG_CONNECT] = "connect",
+		[NVX_UVM_MSG_SEND] = "send",
+		[NVX_UVM_MSG_SOCKRECV] = "sockrecv",
+		[NVX_UVM_MSG_SHUTDOWN] = "shutdown",
+		[NVX_UVM_MSG_POLL] = "poll",
+	};
+
+	return type < NVX_UVM_ARRAY_SIZE(names) ? names[type] : NULL;
+}
+
+/**
  * nvx_uvm_kvm_stat() - read one u64 statistic of KVM's binary stats fd
  * @stats_fd: from KVM_GET_STATS_FD.
  * @name: the statistic, e.g. "exits".

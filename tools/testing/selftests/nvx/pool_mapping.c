@@ -6,6 +6,7 @@
  * mappings, the tracepoints, and long-term pins.
  */
 #include "pool_fixture.h"
+#include "trace_util.h"
 
 POOL_TEST(ranges_and_max_grant)
 {
@@ -234,6 +235,53 @@ POOL_TEST(pinned_memory_is_not_reused)
 	ASSERT_EQ(0, ioctl(gfd, PIN_LONGTERM_TEST_STOP));
 	close(gfd);
 	EXPECT_EQ(0, wait_scrubbed(self->fd));
+}
+
+static struct tracer trace, perf;
+
+/*
+ * nvx-trace pool and perf stat around 8 grants of one piece and 4 of two:
+ * both count 12 grants and 12 releases; nvx-trace's size histogram holds
+ * their bytes and its latency histogram times each of them.
+ */
+POOL_TEST(nvx_trace_and_perf_count_grants)
+{
+	uint64_t granted, bytes = 0;
+	int i, gfd;
+
+	ASSERT_EQ(0, nvx_trace_start(&trace, "pool")) TH_LOG("%s",
+							     trace.run.err);
+	ASSERT_EQ(0, perf_stat_start(&perf, "nvx:nvx_grant,nvx:nvx_grant_release"))
+		TH_LOG("%s", perf.run.err);
+	for (i = 0; i < 12; i++) {
+		gfd = grant(self->fd, (i < 8 ? 1 : 2) * CHUNK, 0, &granted);
+		ASSERT_LE(0, gfd) TH_LOG("grant %d: %s", i, strerror(-gfd));
+		bytes += granted;
+		close(gfd);
+	}
+	tracer_stop(&perf);
+	tracer_stop(&trace);
+	ASSERT_TRUE(WIFEXITED(trace.run.status) &&
+		    !WEXITSTATUS(trace.run.status)) TH_LOG("%s", trace.run.err);
+	EXPECT_EQ(12 * CHUNK + 4 * CHUNK, bytes);
+	EXPECT_EQ(12, trace_json_sum(trace.run.out, "grants", NULL, "value"))
+		TH_LOG("%s", trace.run.out);
+	EXPECT_EQ((long long)bytes, trace_json_sum(trace.run.out,
+						   "granted-bytes", NULL,
+						   "value"));
+	EXPECT_EQ(12, trace_json_sum(trace.run.out, "releases", NULL, "value"));
+	EXPECT_EQ((long long)bytes, trace_json_sum(trace.run.out,
+						   "released-bytes", NULL,
+						   "value"));
+	EXPECT_EQ(12, trace_json_sum(trace.run.out, "grant-size", NULL,
+				     "count"));
+	EXPECT_EQ((long long)bytes, trace_json_sum(trace.run.out, "grant-size",
+						   NULL, "sum"));
+	EXPECT_EQ(12, trace_json_sum(trace.run.out, "grant-latency", NULL,
+				     "count"));
+	EXPECT_EQ(12, perf_stat_count(perf.run.err, "nvx:nvx_grant"))
+		TH_LOG("%s", perf.run.err);
+	EXPECT_EQ(12, perf_stat_count(perf.run.err, "nvx:nvx_grant_release"));
 }
 
 TEST_HARNESS_MAIN

@@ -5,6 +5,7 @@
  * The SRQ tracepoints and the ethtool statistics.
  */
 #include "srq_fixture.h"
+#include "trace_util.h"
 
 /* What the trace says about the SRQ events. */
 struct srq_trace {
@@ -421,6 +422,58 @@ SRQ_TEST(ethtool_stats)
 	srq_close(s);
 	EXPECT_EQ(-EOPNOTSUPP, eth_stats_count(sock, self->nic.name));
 	close(sock);
+}
+
+static struct tracer trace, perf;
+
+/*
+ * nvx-trace srq and perf stat (system-wide: frames arrive in softirq)
+ * around the frames of the tracepoints test: 61 frames and a filler on
+ * one set, 64 frames and a drop for want of a buffer on another. Both
+ * count them; nvx-trace's strides-per-frame histogram holds each frame's
+ * strides.
+ */
+SRQ_TEST(nvx_trace_and_perf_count_frames)
+{
+	struct nvx_srq_params p1 = { .nr_queues = 1 };
+	struct nvx_srq_params p2 = { .nr_queues = 1, .nr_bufs = 4 };
+	struct nvx_srq_stats st;
+	struct srq *s = &self->s;
+	long long strides;
+
+	ASSERT_EQ(0, nvx_trace_start(&trace, "srq")) TH_LOG("%s",
+							    trace.run.err);
+	ASSERT_EQ(0, perf_stat_start(&perf, "nvx:nvx_srq_rx,nvx:nvx_srq_filler,nvx:nvx_srq_drop"))
+		TH_LOG("%s", perf.run.err);
+	ASSERT_EQ(0, srq_open(self->fd, s, self->nic.ifindex, &p1, 0));
+	strides = 60 * strides_for(s, 200) + strides_for(s, 1500);
+	ASSERT_EQ(0, send_frames(&self->nic, 60, 200, SPORT));
+	ASSERT_EQ(0, send_frame(&self->nic, 1500, SPORT, 60));
+	ASSERT_EQ(62u, cq_wait(s, 0, 62));
+	srq_close(s);
+	ASSERT_EQ(0, srq_open(self->fd, s, self->nic.ifindex, &p2, 0));
+	strides += 64 * strides_for(s, 1024);
+	ASSERT_EQ(0, send_frames(&self->nic, 65, 1024, SPORT));
+	ASSERT_EQ(0, wait_accounted(s, 65, &st));
+	srq_close(s);
+	tracer_stop(&perf);
+	tracer_stop(&trace);
+	ASSERT_TRUE(WIFEXITED(trace.run.status) &&
+		    !WEXITSTATUS(trace.run.status)) TH_LOG("%s", trace.run.err);
+
+	EXPECT_EQ(125, trace_json_sum(trace.run.out, "frames", NULL, "value"))
+		TH_LOG("%s", trace.run.out);
+	EXPECT_EQ(1, trace_json_sum(trace.run.out, "fillers", NULL, "value"));
+	EXPECT_EQ(1, trace_json_sum(trace.run.out, "drops",
+				    "\"reason_name\":\"no-buffer\"", "value"));
+	EXPECT_EQ(125, trace_json_sum(trace.run.out, "strides-per-frame", NULL,
+				      "count"));
+	EXPECT_EQ(strides, trace_json_sum(trace.run.out, "strides-per-frame",
+					  NULL, "sum"));
+	EXPECT_EQ(125, perf_stat_count(perf.run.err, "nvx:nvx_srq_rx"))
+		TH_LOG("%s", perf.run.err);
+	EXPECT_EQ(1, perf_stat_count(perf.run.err, "nvx:nvx_srq_filler"));
+	EXPECT_EQ(1, perf_stat_count(perf.run.err, "nvx:nvx_srq_drop"));
 }
 
 TEST_HARNESS_MAIN

@@ -7,6 +7,7 @@
  * cannot write (its page's counters it can).
  */
 #include "uintr_fixture.h"
+#include "trace_util.h"
 
 static const char *const uintr_events[] = {
 	"nvx_uintr_post", "nvx_uintr_deliver", "nvx_uintr_tick",
@@ -244,6 +245,60 @@ TEST_F(uintr, trace_merged_posts)
 	EXPECT_EQ(2, fdinfo_num(rfd, "posted"));
 	EXPECT_EQ(1, fdinfo_num(rfd, "delivered_kernel"));
 	EXPECT_EQ(0, do_unregister(self->fd));
+}
+
+static struct tracer trace, perf;
+
+/*
+ * nvx-trace uintr and perf stat around a 5 ms timer spun on for half a
+ * second: both count the ticks the kernel counted (fdinfo timer_ticks);
+ * ticks that found the vector still pending merged, and the rest ran the
+ * handler once each; nvx-trace's deliveries are the kernel's.
+ */
+TEST_F_TIMEOUT(uintr, nvx_trace_and_perf_count_ticks, 300)
+{
+	long long ticks, posted, merged, delivered, late, fd_ticks, fd_del;
+	char tid[32];
+	int rfd;
+
+	ASSERT_EQ(0, nvx_trace_start(&trace, "uintr"))
+		TH_LOG("%s", trace.run.err);
+	ASSERT_EQ(0, perf_stat_start(&perf, "nvx:nvx_uintr_tick"))
+		TH_LOG("%s", perf.run.err);
+	rfd = do_register(self->fd, NULL, 0, 0);
+	ASSERT_LE(0, rfd);
+	ASSERT_EQ(0, do_timer(self->fd, 9, 0, 5 * MS));
+	spin_ns(SEC / 2);
+	ASSERT_EQ(0, do_timer(self->fd, 9, 0, 0));
+	fd_ticks = fdinfo_num(rfd, "timer_ticks");
+	fd_del = fdinfo_num(rfd, "delivered_kernel");
+	tracer_stop(&perf);
+	tracer_stop(&trace);
+	ASSERT_TRUE(WIFEXITED(trace.run.status) &&
+		    !WEXITSTATUS(trace.run.status)) TH_LOG("%s", trace.run.err);
+
+	snprintf(tid, sizeof(tid), "\"tid\":%d,", sys_gettid());
+	ticks = trace_json_sum(trace.run.out, "ticks", tid, "value");
+	late = trace_json_sum(trace.run.out, "tick-lateness", tid, "count");
+	posted = trace_json_sum(trace.run.out, "posted",
+				"\"source_name\":\"timer\"", "value");
+	merged = trace_json_sum(trace.run.out, "posted-pending",
+				"\"source_name\":\"timer\"", "value");
+	delivered = trace_json_sum(trace.run.out, "delivered", tid, "value");
+	if (merged < 0)
+		merged = 0;
+	EXPECT_LT(10, fd_ticks);
+	EXPECT_EQ(fd_ticks, ticks) TH_LOG("%s", trace.run.out);
+	EXPECT_EQ(ticks, late);
+	EXPECT_EQ(ticks, posted);
+	EXPECT_EQ((long long)handled_vec(9), ticks - merged);
+	EXPECT_EQ(fd_del, delivered);
+	EXPECT_EQ(ticks, perf_stat_count(perf.run.err, "nvx:nvx_uintr_tick"))
+		TH_LOG("%s", perf.run.err);
+	TH_LOG("%lld ticks (%lld merged), %llu handled, %lld delivered",
+	       ticks, merged, (unsigned long long)handled_vec(9), delivered);
+	EXPECT_EQ(0, do_unregister(self->fd));
+	close(rfd);
 }
 
 TEST_HARNESS_MAIN

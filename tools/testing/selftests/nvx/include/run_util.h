@@ -40,6 +40,10 @@ pid_t spawn(struct run *r, char *const argv[]);
  */
 bool pump(struct run *r, uint64_t deadline, const char *want);
 
+/* pump(), waiting for @want in stream @stream: 0 stdout, 1 stderr. */
+bool pump_stream(struct run *r, int stream, uint64_t deadline,
+		 const char *want);
+
 /* Close what is left of @r's pipes. */
 void pump_end(struct run *r);
 

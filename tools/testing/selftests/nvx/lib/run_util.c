@@ -64,7 +64,8 @@ out:
 	return pid;
 }
 
-bool pump(struct run *r, uint64_t deadline, const char *want)
+bool pump_stream(struct run *r, int stream, uint64_t deadline,
+		 const char *want)
 {
 	char *buf[2] = { r->out, r->err }, tmp[4096];
 	struct pollfd p[2];
@@ -74,7 +75,7 @@ bool pump(struct run *r, uint64_t deadline, const char *want)
 	int i;
 
 	for (;;) {
-		if (want && strstr(r->out, want))
+		if (want && strstr(buf[stream], want))
 			return true;
 		if (r->fd[0] < 0 && r->fd[1] < 0)
 			return !want;
@@ -104,6 +105,11 @@ bool pump(struct run *r, uint64_t deadline, const char *want)
 			buf[i][r->len[i]] = 0;
 		}
 	}
+}
+
+bool pump(struct run *r, uint64_t deadline, const char *want)
+{
+	return pump_stream(r, 0, deadline, want);
 }
 
 void pump_end(struct run *r)
