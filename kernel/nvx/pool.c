@@ -222,17 +222,22 @@ static unsigned long nvx_pool_grow_node(int nid, unsigned long nr,
 }
 
 /*
- * Take one releasable chunk of at most @max pieces off node @nid: clean
- * first, then dirty ones nobody else references; a larger one is split
- * and the rest stays, in *@spare (which is then used up). Returns NULL
- * when there is none.
+ * Take up to @max releasable pieces off node @nid: a clean chunk first,
+ * then a dirty one nobody else references. Of a larger chunk only its
+ * last @max pieces go and the rest stays where it was, in the same state:
+ * no descriptor is allocated, so a shrink allocates nothing. Returns the
+ * number of pieces taken (0 when there is none), the first one's page in
+ * *@page, and in *@whole the chunk's descriptor when all of it was taken
+ * (NULL otherwise).
  */
-static struct nvx_chunk *nvx_pool_take_releasable(int nid, unsigned long max,
-						  struct nvx_chunk **spare)
+static unsigned long nvx_pool_take_releasable(int nid, unsigned long max,
+					      struct page **page,
+					      struct nvx_chunk **whole)
 {
 	struct nvx_pool_node *n = nvx_node(nid);
-	struct nvx_chunk *c, *rest;
+	struct nvx_chunk *c;
 	bool clean = true;
+	unsigned long got;
 
 	spin_lock(&n->lock);
 	c = list_first_entry_or_null(&n->clean, struct nvx_chunk, list);
@@ -248,45 +253,47 @@ static struct nvx_chunk *nvx_pool_take_releasable(int nid, unsigned long max,
 		n->nr_pinned += c->nr;
 	}
 	spin_unlock(&n->lock);
-	return NULL;
+	return 0;
 found:
 	if (c->nr > max) {
-		/* the rest stays where @c was, in the same state */
-		rest = nvx_chunk_split(c, max, *spare);
-		*spare = NULL;
-		list_add(&rest->list, &c->list);
+		got = max;
+		c->nr -= max;
+		*page = nvx_chunk_piece(c, c->nr);
+		*whole = NULL;
+	} else {
+		got = c->nr;
+		*page = c->page;
+		*whole = c;
+		list_del(&c->list);
+		n->nr_chunks--;
 	}
 	if (clean)
-		n->nr_clean -= c->nr;
+		n->nr_clean -= got;
 	else
-		n->nr_dirty -= c->nr;
-	list_del(&c->list);
-	n->nr_total -= c->nr;
-	n->nr_chunks--;
+		n->nr_dirty -= got;
+	n->nr_total -= got;
 	spin_unlock(&n->lock);
-	return c;
+	return got;
 }
 
 static unsigned long nvx_pool_shrink_node(int nid, unsigned long nr)
 {
-	struct nvx_chunk *spare = NULL;
-	unsigned long done = 0;
+	unsigned long done = 0, got, i;
+	struct nvx_chunk *whole;
+	struct page *page;
 
 	while (done < nr) {
-		struct nvx_chunk *c;
-
-		if (!spare)
-			spare = kzalloc(sizeof(*spare), GFP_KERNEL);
-		if (!spare)
+		got = nvx_pool_take_releasable(nid, nr - done, &page, &whole);
+		if (!got)
 			break;
-		c = nvx_pool_take_releasable(nid, nr - done, &spare);
-		if (!c)
-			break;
-		done += c->nr;
-		nvx_chunk_free(c);
+		/* every piece is a folio of its own: the pool's reference */
+		for (i = 0; i < got; i++)
+			folio_put(page_folio(nth_page(page,
+						      i << NVX_PIECE_ORDER)));
+		kfree(whole);
+		done += got;
 		cond_resched();
 	}
-	kfree(spare);
 	return done;
 }
 

@@ -106,7 +106,7 @@ static const char *const uintr_sources[] = {
 	"thread", "timer", "signal", "endpoint", "srq",
 };
 
-static const char *const srq_drop_reasons[] = { "no-buffer", "cq-full" };
+static const char *const srq_drop_reasons[] = { "no_buf", "cq_full" };
 
 /* One map entry, summed over the intervals read so far. */
 struct hist_ent {

@@ -465,7 +465,7 @@ SRQ_TEST(nvx_trace_and_perf_count_frames)
 		TH_LOG("%s", trace.run.out);
 	EXPECT_EQ(1, trace_json_sum(trace.run.out, "fillers", NULL, "value"));
 	EXPECT_EQ(1, trace_json_sum(trace.run.out, "drops",
-				    "\"reason_name\":\"no-buffer\"", "value"));
+				    "\"reason_name\":\"no_buf\"", "value"));
 	EXPECT_EQ(125, trace_json_sum(trace.run.out, "strides-per-frame", NULL,
 				      "count"));
 	EXPECT_EQ(strides, trace_json_sum(trace.run.out, "strides-per-frame",
