@@ -40,7 +40,7 @@ static const struct group_desc {
 } groups[G_NR] = {
 	[G_UVM] = { "uvm", "uvm_", "nvx_uvm_msg_in", "nvx_uvm",
 		    "user VM messages: taken -> RECV -> completed, per VM\n"
-		    "         and type; denied, stopped" },
+		    "         and type; denied, VMs ended by reason" },
 	[G_UINTR] = { "uintr", "uintr_", "nvx_uintr_deliver", NULL,
 		      "user interrupts: post -> delivery latency, timer\n"
 		      "         tick lateness, per thread" },
@@ -79,7 +79,7 @@ static const struct kind_desc count_kinds[NVX_C_KINDS] = {
 	[NVX_C_UVM_OUT] = { G_UVM, "completed", "vm", "type" },
 	[NVX_C_UVM_DENIED] = { G_UVM, "denied", "vm", "type" },
 	[NVX_C_UVM_ERROR] = { G_UVM, "failed", "vm", "type" },
-	[NVX_C_UVM_STOP] = { G_UVM, "stopped", "vm", "reason" },
+	[NVX_C_UVM_STOP] = { G_UVM, "ended", "vm", "reason" },
 	[NVX_C_UINTR_POST] = { G_UINTR, "posted", "tid", "source" },
 	[NVX_C_UINTR_PENDING] = { G_UINTR, "posted-pending", "tid", "source" },
 	[NVX_C_UINTR_DELIVER] = { G_UINTR, "delivered", "tid", NULL },
@@ -182,19 +182,6 @@ static int count_cmp(const void *a, const void *b)
 		       &((const struct count_ent *)b)->key);
 }
 
-static void hist_merge(struct nvx_trace_hist *to,
-		       const struct nvx_trace_hist *from)
-{
-	unsigned int i;
-
-	for (i = 0; i < NVX_TRACE_SLOTS; i++)
-		to->slots[i] += from->slots[i];
-	to->count += from->count;
-	to->sum += from->sum;
-	if (from->max > to->max)
-		to->max = from->max;
-}
-
 static struct hist_ent *table_hist(struct table *t,
 				   const struct nvx_trace_key *k)
 {
@@ -232,48 +219,90 @@ static void table_clear(struct table *t)
 }
 
 /*
- * Move the maps' contents into @now and add them to @all: read every key,
- * then delete what was read. An event between the read and the delete of
- * its key is lost; the interval is long against that window.
+ * Read the maps into @cur. They are never cleared: a BPF program on
+ * another CPU may hold an entry while it adds to it, and a deleted entry
+ * of a preallocated hash map can be reused for another key at once.
+ * Intervals are differences between two reads.
  */
-static int drain(struct nvx_trace *skel, struct table *now, struct table *all)
+static void snapshot(struct nvx_trace *skel, struct table *cur)
 {
 	int hfd = bpf_map__fd(skel->maps.hists);
 	int cfd = bpf_map__fd(skel->maps.counts);
 	struct nvx_trace_key k, next, *prev;
 	struct nvx_trace_hist h;
-	size_t i;
 	__u64 v;
 
-	table_clear(now);
+	table_clear(cur);
 	for (prev = NULL; !bpf_map_get_next_key(hfd, prev, &next);
 	     prev = &k) {
 		k = next;
-		if (bpf_map_lookup_elem(hfd, &k, &h))
-			continue;
-		hist_merge(&table_hist(now, &k)->h, &h);
+		if (!bpf_map_lookup_elem(hfd, &k, &h))
+			table_hist(cur, &k)->h = h;
 	}
 	for (prev = NULL; !bpf_map_get_next_key(cfd, prev, &next);
 	     prev = &k) {
 		k = next;
-		if (bpf_map_lookup_elem(cfd, &k, &v))
+		if (!bpf_map_lookup_elem(cfd, &k, &v))
+			table_count(cur, &k)->v = v;
+	}
+	qsort(cur->hists, cur->nr_hists, sizeof(*cur->hists), hist_cmp);
+	qsort(cur->counts, cur->nr_counts, sizeof(*cur->counts), count_cmp);
+}
+
+static const struct hist_ent *find_hist(const struct table *t,
+					const struct nvx_trace_key *k)
+{
+	return bsearch(k, t->hists, t->nr_hists, sizeof(*t->hists), hist_cmp);
+}
+
+static const struct count_ent *find_count(const struct table *t,
+					  const struct nvx_trace_key *k)
+{
+	return bsearch(k, t->counts, t->nr_counts, sizeof(*t->counts),
+		       count_cmp);
+}
+
+/* @d = @cur - @prev, without the entries that did not change. */
+static void delta(const struct table *cur, const struct table *prev,
+		  struct table *d)
+{
+	const struct hist_ent *ph;
+	const struct count_ent *pc;
+	struct hist_ent *e;
+	size_t i, s;
+
+	table_clear(d);
+	for (i = 0; i < cur->nr_hists; i++) {
+		ph = find_hist(prev, &cur->hists[i].key);
+		if (ph && ph->h.count == cur->hists[i].h.count)
 			continue;
-		table_count(now, &k)->v += v;
+		e = table_hist(d, &cur->hists[i].key);
+		e->h = cur->hists[i].h;
+		if (!ph)
+			continue;
+		for (s = 0; s < NVX_TRACE_SLOTS; s++)
+			e->h.slots[s] -= ph->h.slots[s];
+		e->h.count -= ph->h.count;
+		e->h.sum -= ph->h.sum;
 	}
-	for (i = 0; i < now->nr_hists; i++) {
-		bpf_map_delete_elem(hfd, &now->hists[i].key);
-		hist_merge(&table_hist(all, &now->hists[i].key)->h,
-			   &now->hists[i].h);
+	for (i = 0; i < cur->nr_counts; i++) {
+		pc = find_count(prev, &cur->counts[i].key);
+		if (pc && pc->v == cur->counts[i].v)
+			continue;
+		table_count(d, &cur->counts[i].key)->v =
+			cur->counts[i].v - (pc ? pc->v : 0);
 	}
-	for (i = 0; i < now->nr_counts; i++) {
-		bpf_map_delete_elem(cfd, &now->counts[i].key);
-		table_count(all, &now->counts[i].key)->v += now->counts[i].v;
-	}
-	qsort(now->hists, now->nr_hists, sizeof(*now->hists), hist_cmp);
-	qsort(now->counts, now->nr_counts, sizeof(*now->counts), count_cmp);
-	qsort(all->hists, all->nr_hists, sizeof(*all->hists), hist_cmp);
-	qsort(all->counts, all->nr_counts, sizeof(*all->counts), count_cmp);
-	return 0;
+}
+
+static void table_copy(struct table *to, const struct table *from)
+{
+	size_t i;
+
+	table_clear(to);
+	for (i = 0; i < from->nr_hists; i++)
+		table_hist(to, &from->hists[i].key)->h = from->hists[i].h;
+	for (i = 0; i < from->nr_counts; i++)
+		table_count(to, &from->counts[i].key)->v = from->counts[i].v;
 }
 
 /* The name of @sub for the key's kind, or NULL to print the number. */
@@ -302,14 +331,17 @@ static void text_key(const struct kind_desc *d, const struct nvx_trace_key *k)
 {
 	const char *s = sub_name_kind(d, k->sub);
 
-	printf("%s %u", d->id, k->id);
+	if (k->id == UINT32_MAX && !strcmp(d->id, "node"))
+		printf("node any");	/* a resize of NVX_NODE_ANY */
+	else
+		printf("%s %u", d->id, k->id);
 	if (d->sub && s)
 		printf(" %s %s", d->sub, s);
 	else if (d->sub)
 		printf(" %s %u", d->sub, k->sub);
 }
 
-static void text_hist(const struct hist_ent *e)
+static void text_hist(const struct hist_ent *e, bool summary)
 {
 	const struct kind_desc *d = &hist_kinds[e->key.kind];
 	const struct nvx_trace_hist *h = &e->h;
@@ -326,10 +358,13 @@ static void text_hist(const struct hist_ent *e)
 			top = h->slots[i];
 	}
 	text_key(d, &e->key);
-	printf(": %s (%s): count %llu, avg %llu, max %llu\n", d->what, d->unit,
+	printf(": %s (%s): count %llu, avg %llu", d->what, d->unit,
 	       (unsigned long long)h->count,
-	       (unsigned long long)(h->count ? h->sum / h->count : 0),
-	       (unsigned long long)h->max);
+	       (unsigned long long)(h->count ? h->sum / h->count : 0));
+	/* the maximum is kept since the start: not an interval's */
+	if (summary)
+		printf(", max %llu", (unsigned long long)h->max);
+	printf("\n");
 	if (first < 0)
 		return;
 	printf("%24s : %-8s %s\n", d->unit, "count", "distribution");
@@ -337,9 +372,15 @@ static void text_hist(const struct hist_ent *e)
 		lo = i ? 1ULL << i : 0;
 		hi = (2ULL << i) - 1;
 		stars = (int)(h->slots[i] * 40 / top);
-		printf("%10llu -> %-10llu : %-8llu |", (unsigned long long)lo,
-		       (unsigned long long)hi,
-		       (unsigned long long)h->slots[i]);
+		/* the last bucket also holds what is larger */
+		if (i == NVX_TRACE_SLOTS - 1)
+			printf("%10llu -> %-10s : %-8llu |",
+			       (unsigned long long)lo, "inf",
+			       (unsigned long long)h->slots[i]);
+		else
+			printf("%10llu -> %-10llu : %-8llu |",
+			       (unsigned long long)lo, (unsigned long long)hi,
+			       (unsigned long long)h->slots[i]);
 		for (j = 0; j < 40; j++)
 			putchar(j < stars ? '*' : ' ');
 		printf("|\n");
@@ -388,12 +429,12 @@ static void text_scrub(const struct table *t)
 	}
 }
 
-static void text_table(const struct table *t)
+static void text_table(const struct table *t, bool summary)
 {
 	size_t i;
 
 	for (i = 0; i < t->nr_hists; i++)
-		text_hist(&t->hists[i]);
+		text_hist(&t->hists[i], summary);
 	text_counts(t);
 	if (o.group == G_POOL)
 		text_scrub(t);
@@ -447,7 +488,8 @@ static void json_table(const struct table *t, double seconds)
 				continue;
 			nvx_json_object_begin(&j, NULL);
 			nvx_json_u64(&j, "lo", s ? 1ULL << s : 0);
-			nvx_json_u64(&j, "hi", (2ULL << s) - 1);
+			nvx_json_u64(&j, "hi", s == NVX_TRACE_SLOTS - 1 ?
+				     UINT64_MAX : (2ULL << s) - 1);
 			nvx_json_u64(&j, "count", h->slots[s]);
 			nvx_json_end(&j);
 		}
@@ -485,19 +527,21 @@ static void json_table(const struct table *t, double seconds)
 	fflush(stdout);
 }
 
-/* An interval's tables, cleared, under a time stamp (not with --json). */
-static void print_interval(struct nvx_trace *skel, struct table *now,
-			   struct table *all)
+/* An interval's table under a time stamp (not with --json). */
+static void print_interval(struct nvx_trace *skel, struct table *cur,
+			   struct table *prev, struct table *now)
 {
 	time_t wall = time(NULL);
 	char stamp[16];
 
-	drain(skel, now, all);
+	snapshot(skel, cur);
+	delta(cur, prev, now);
+	table_copy(prev, cur);
 	if (o.json)
 		return;
 	strftime(stamp, sizeof(stamp), "%H:%M:%S", localtime(&wall));
 	printf("%s\n", stamp);
-	text_table(now);
+	text_table(now, false);
 	printf("\n");
 	fflush(stdout);
 }
@@ -582,6 +626,13 @@ static int check_kernel(void)
 				strerror(errno));
 			return -1;
 		}
+		/* libbpf looks in no module's BTF when given a file */
+		if (g->module) {
+			fprintf(stderr,
+				"nvx-trace: --btf: the %s tracepoints are in module %s, whose types a BTF file of the kernel does not hold; --btf works for uintr only\n",
+				g->name, g->module);
+			return -1;
+		}
 	} else if (stat("/sys/kernel/btf/vmlinux", &st)) {
 		fprintf(stderr,
 			"nvx-trace: this kernel has no BTF (/sys/kernel/btf/vmlinux: %s): build it with CONFIG_DEBUG_INFO_BTF=y and CONFIG_DEBUG_INFO_BTF_MODULES=y, or give --btf FILE\n",
@@ -649,7 +700,7 @@ int main(int argc, char **argv)
 		{ }
 	};
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
-	struct table now = { 0 }, all = { 0 };
+	struct table now = { 0 }, cur = { 0 }, prev = { 0 };
 	struct nvx_trace *skel = NULL;
 	struct bpf_program *prog;
 	double start, next, end;
@@ -757,27 +808,30 @@ int main(int argc, char **argv)
 		if (sigtimedwait(&sigs, NULL, &ts) > 0)
 			break;
 		t = now_s();
-		if (end && t >= end)
-			break;
+		/* an interval that ends with the run is printed too */
 		if (o.interval && t >= next) {
-			print_interval(skel, &now, &all);
+			print_interval(skel, &cur, &prev, &now);
 			next += o.interval;
 		}
+		if (end && t >= end)
+			break;
 	}
-	/* a last read: what the programs counted since the last interval */
-	drain(skel, &now, &all);
+	/* the maps hold the whole run */
+	snapshot(skel, &cur);
 	if (o.json) {
-		json_table(&all, now_s() - start);
+		json_table(&cur, now_s() - start);
 	} else {
 		printf("summary, %.1f s:\n", now_s() - start);
-		text_table(&all);
+		text_table(&cur, true);
 	}
 	ret = 0;
 out:
 	nvx_trace__destroy(skel);
 	free(now.hists);
 	free(now.counts);
-	free(all.hists);
-	free(all.counts);
+	free(cur.hists);
+	free(cur.counts);
+	free(prev.hists);
+	free(prev.counts);
 	return ret;
 }

@@ -29,7 +29,7 @@ enum nvx_trace_count_kind {
 	NVX_C_UVM_OUT,		/* id vm, sub type: completions */
 	NVX_C_UVM_DENIED,	/* id vm, sub type: failed, never received */
 	NVX_C_UVM_ERROR,	/* id vm, sub type: failed after RECV */
-	NVX_C_UVM_STOP,		/* id vm, sub reason: VMs stopped */
+	NVX_C_UVM_STOP,		/* id vm, sub reason: VMs ended */
 	NVX_C_UINTR_POST,	/* id tid, sub source: vectors posted */
 	NVX_C_UINTR_PENDING,	/* id tid, sub source: posted, already pending */
 	NVX_C_UINTR_DELIVER,	/* id tid: deliveries */

@@ -24,6 +24,7 @@ struct run {
 	size_t len[2];		/* bytes in out, err */
 	char out[RUN_OUT];	/* stdout, NUL-terminated (cut at RUN_OUT) */
 	char err[RUN_OUT];	/* stderr */
+	int pdeath_sig;		/* in: sent to it when the spawner exits */
 };
 
 /*

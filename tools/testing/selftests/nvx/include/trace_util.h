@@ -16,7 +16,6 @@
 struct tracer {
 	struct run run;
 	pid_t pid;
-	char ctl[64], ack[64];	/* perf's control fifos */
 };
 
 /*
@@ -26,8 +25,8 @@ struct tracer {
 int nvx_trace_start(struct tracer *t, const char *tool);
 
 /*
- * Start `perf stat -a -x,` on the comma-separated @events, counting from
- * when this returns (perf's control fifo, acknowledged): 0, or -1.
+ * Start `perf stat -a -x, -I 1000` on the comma-separated @events,
+ * counting from when this returns (its first interval printed): 0, or -1.
  */
 int perf_stat_start(struct tracer *t, const char *events);
 
@@ -42,7 +41,7 @@ int tracer_stop(struct tracer *t);
 long long trace_json_sum(const char *json, const char *what,
 			 const char *filter, const char *key);
 
-/* In perf stat -x, output: the count of @event, or -1. */
+/* In perf stat -I -x, output: @event's count, summed, or -1. */
 long long perf_stat_count(const char *out, const char *event);
 
 #endif /* NVX_TRACE_UTIL_H */

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/prctl.h>
+
 #include "nvx_test.h"
 #include "run_util.h"
 
@@ -43,6 +45,9 @@ pid_t spawn(struct run *r, char *const argv[])
 		fd = open("/dev/null", O_RDONLY);
 		setpgid(0, 0);
 		setrlimit(RLIMIT_CORE, &no_core);
+		/* a tool left running by a test that failed ends with it */
+		if (r->pdeath_sig)
+			prctl(PR_SET_PDEATHSIG, r->pdeath_sig);
 		if (fd < 0 || dup2(fd, 0) < 0 || dup2(po[1], 1) < 0 ||
 		    dup2(pe[1], 2) < 0)
 			_exit(126);
