@@ -8,7 +8,8 @@
  * references on the folio, and the fault path maps a piece with one PMD
  * (do_set_pmd()) where the mapping is aligned. A larger chunk is a
  * physically contiguous run of such folios (alloc_contig_folios()); a
- * grant or a shrink that needs only part of one splits it. Chunks are
+ * grant that needs only part of one splits it, a shrink trims its last
+ * pieces in place (so that a shrink allocates nothing). Chunks are
  * allocated unmovable (GFP_KERNEL, never ZONE_MOVABLE or CMA, and never on
  * an LRU list, so a long-term pin neither migrates nor fails) and zeroed
  * when they are added.

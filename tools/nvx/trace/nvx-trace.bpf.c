@@ -3,7 +3,7 @@
  * nvx-trace's BPF programs: one per nvx tracepoint, each adding to a
  * histogram or a counter keyed by what it is of (a VM and a message type,
  * a thread, a node, a queue). The loader (nvx-trace.c) loads the
- * programs of one subcommand, reads and clears the maps every interval.
+ * programs of one subcommand and reads the maps (never clearing them).
  *
  * The tracepoints' records are described by their own structs below,
  * with only the members read; CO-RE (preserve_access_index) finds each

@@ -3,8 +3,9 @@
  * nvx-trace: histograms of nvx's latencies and sizes from its tracepoints,
  * in the style of libbpf-tools (runqlat, biolatency): BPF programs
  * (nvx-trace.bpf.c, loaded through a skeleton that bpftool generates)
- * count into maps; this program prints and clears them every interval
- * and prints a summary of the whole run at exit.
+ * count into maps; this program prints what changed in them every
+ * interval (they are never cleared) and a summary of the whole run at
+ * exit.
  *
  *   nvx-trace uvm|uintr|pool|srq [-i SEC] [-d SEC] [-j] [--btf FILE] [-v]
  */
@@ -568,7 +569,7 @@ static void print_usage(FILE *f)
 		fprintf(f, "  %-6s %s\n", groups[g].name, groups[g].summary);
 	fprintf(f,
 		"\n"
-		"  -i, --interval SECONDS  print and clear the tables every SECONDS\n"
+		"  -i, --interval SECONDS  print what changed every SECONDS\n"
 		"                          (default: only the summary at exit)\n"
 		"  -d, --duration SECONDS  stop after SECONDS (default: at SIGINT or\n"
 		"                          SIGTERM)\n"

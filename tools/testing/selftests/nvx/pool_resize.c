@@ -264,7 +264,7 @@ POOL_TEST(large_chunks)
 		close(gfd);
 	}
 
-	/* shrinking part of a chunk splits it too */
+	/* shrinking part of a chunk leaves the rest of it (trimmed in place) */
 	ASSERT_EQ(0, wait_scrubbed(self->fd));
 	ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_SHRINK, big,
 				 NVX_NODE_ANY, &done));
