@@ -313,8 +313,6 @@ static const char *sub_name(const char *sub, uint32_t v)
 		return NULL;
 	if (!strcmp(sub, "type"))
 		return nvx_uvm_msg_name(v);
-	if (!strcmp(sub, "reason"))
-		return NULL;
 	if (!strcmp(sub, "source"))
 		return v < 5 ? uintr_sources[v] : NULL;
 	return NULL;
