@@ -90,11 +90,20 @@ static int pid_gone(int pid, const void *unused)
 	return access(path, F_OK) != 0;
 }
 
+/* REPLY to @r with status 0. */
+static int reply_ok(int ep, const struct nvx_uvm_recv *r)
+{
+	struct nvx_uvm_reply rp = { 0 };
+
+	rp.cookie = r->cookie;
+	rp.msg.type = r->msg.type;
+	return nvx_ioctl(ep, NVX_UVM_EP_IOC_REPLY, &rp);
+}
+
 /* Take @n messages of @ep and answer each with status 0. */
 static int answer(int ep, unsigned int n)
 {
 	uint64_t end = now_ms() + SHORT_MS;
-	struct nvx_uvm_reply rp;
 	struct nvx_uvm_recv r;
 	int ret;
 
@@ -106,10 +115,7 @@ static int answer(int ep, unsigned int n)
 		}
 		if (ret)
 			return ret;
-		memset(&rp, 0, sizeof(rp));
-		rp.cookie = r.cookie;
-		rp.msg.type = r.msg.type;
-		ret = nvx_ioctl(ep, NVX_UVM_EP_IOC_REPLY, &rp);
+		ret = reply_ok(ep, &r);
 		if (ret)
 			return ret;
 		n--;
@@ -515,7 +521,6 @@ static int cmp_u64(const void *a, const void *b)
  */
 static int quiet_pings(int ep, struct bare *b, unsigned int n, uint64_t *ns)
 {
-	struct nvx_uvm_reply rp;
 	struct nvx_uvm_recv r;
 	struct nvx_uvm_msg m;
 	unsigned int i;
@@ -531,10 +536,7 @@ static int quiet_pings(int ep, struct bare *b, unsigned int n, uint64_t *ns)
 			return ret;
 		if (r.msg.src_vm != b->vm_id || r.msg.tag != i)
 			return -EPROTO;
-		memset(&rp, 0, sizeof(rp));
-		rp.cookie = r.cookie;
-		rp.msg.type = r.msg.type;
-		ret = nvx_ioctl(ep, NVX_UVM_EP_IOC_REPLY, &rp);
+		ret = reply_ok(ep, &r);
 		if (ret)
 			return ret;
 		/* REPLY wrote the completion before it returned */
@@ -694,15 +696,10 @@ ABI_TEST(close_while_it_scans)
 	ASSERT_EQ(0, pthread_create(&th, NULL, scribble, &s));
 	end = now_ms() + 500;
 	while (now_ms() < end) {
-		struct nvx_uvm_reply rp = { 0 };
-
 		if (recv_nb(ep, &r))
 			continue;
-		if (!r.cookie)
-			continue;
-		rp.cookie = r.cookie;
-		rp.msg.type = r.msg.type;
-		nvx_ioctl(ep, NVX_UVM_EP_IOC_REPLY, &rp);
+		if (r.cookie)
+			reply_ok(ep, &r);
 	}
 	EXPECT_LT(0, fdinfo_num(ep, "poller_taken"));
 	/* two channels go while the thread still publishes into them */
@@ -753,7 +750,6 @@ static void *kick_late(void *arg)
 static int recv_late(int ep, struct bare *b, struct nvx_uvm_recv *r)
 {
 	struct late_post l = { .b = b, .ms = 20 };
-	struct nvx_uvm_reply rp = { 0 };
 	pthread_attr_t attr;
 	cpu_set_t set;
 	pthread_t th;
@@ -775,9 +771,7 @@ static int recv_late(int ep, struct bare *b, struct nvx_uvm_recv *r)
 	pthread_join(th, NULL);
 	if (ret)
 		return ret;
-	rp.cookie = r->cookie;
-	rp.msg.type = r->msg.type;
-	ret = nvx_ioctl(ep, NVX_UVM_EP_IOC_REPLY, &rp);
+	ret = reply_ok(ep, r);
 	if (ret)
 		return ret;
 	return complete_tag(b) == 9 ? 0 : -EPROTO;
