@@ -411,6 +411,38 @@ static uint64_t count_of(const struct table *t, uint32_t kind, uint32_t id,
 	return 0;
 }
 
+/*
+ * Events a program did not see: the kernel skips a tracepoint's BPF
+ * program when another one is running on that CPU (an interrupt that
+ * fires during a program), counts the skip in the program's
+ * recursion_misses, and keeps the event from perf as well. 0 if the
+ * kernel cannot say.
+ */
+static uint64_t prog_missed(const struct bpf_program *prog)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+		return 0;
+	return info.recursion_misses;
+}
+
+static void text_missed(const struct nvx_trace *skel)
+{
+	struct bpf_program *prog;
+	uint64_t n;
+
+	bpf_object__for_each_program(prog, skel->obj) {
+		if (!bpf_program__autoload(prog))
+			continue;
+		n = prog_missed(prog);
+		if (n)
+			printf("%s: missed %llu (BPF recursion)\n",
+			       bpf_program__name(prog), (unsigned long long)n);
+	}
+}
+
 /* The pool's derived number: scrubbed bytes over scrub time, per node. */
 static void text_scrub(const struct table *t)
 {
@@ -458,8 +490,10 @@ static void json_key(struct nvx_json *j, const struct kind_desc *d,
 	}
 }
 
-static void json_table(const struct table *t, double seconds)
+static void json_table(const struct nvx_trace *skel, const struct table *t,
+		       double seconds)
 {
+	struct bpf_program *prog;
 	const struct nvx_trace_hist *h;
 	const struct kind_desc *d;
 	struct nvx_json j = { 0 };
@@ -522,6 +556,17 @@ static void json_table(const struct table *t, double seconds)
 		}
 		nvx_json_end(&j);
 	}
+	nvx_json_array_begin(&j, "missed");
+	bpf_object__for_each_program(prog, skel->obj) {
+		if (!bpf_program__autoload(prog))
+			continue;
+		nvx_json_object_begin(&j, NULL);
+		nvx_json_str(&j, "what", "missed");
+		nvx_json_str(&j, "prog", bpf_program__name(prog));
+		nvx_json_u64(&j, "value", prog_missed(prog));
+		nvx_json_end(&j);
+	}
+	nvx_json_end(&j);
 	nvx_json_end(&j);
 	fflush(stdout);
 }
@@ -818,10 +863,11 @@ int main(int argc, char **argv)
 	/* the maps hold the whole run */
 	snapshot(skel, &cur);
 	if (o.json) {
-		json_table(&cur, now_s() - start);
+		json_table(skel, &cur, now_s() - start);
 	} else {
 		printf("summary, %.1f s:\n", now_s() - start);
 		text_table(&cur, true);
+		text_missed(skel);
 	}
 	ret = 0;
 out:

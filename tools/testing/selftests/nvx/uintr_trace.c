@@ -249,15 +249,28 @@ TEST_F(uintr, trace_merged_posts)
 
 static struct tracer trace, perf;
 
+/* nvx-trace's count of the events program @prog missed; -1 if absent */
+static long long missed(const char *prog)
+{
+	char filter[48];
+
+	snprintf(filter, sizeof(filter), "\"prog\":\"%s\"", prog);
+	return trace_json_sum(trace.run.out, "missed", filter, "value");
+}
+
 /*
  * nvx-trace uintr and perf stat around a 5 ms timer spun on for half a
- * second: both count the ticks the kernel counted (fdinfo timer_ticks);
- * ticks that found the vector still pending merged, and the rest ran the
- * handler once each; nvx-trace's deliveries are the kernel's.
+ * second: both count the ticks the kernel counted (fdinfo timer_ticks),
+ * less those the kernel kept from both because the tick fired while a
+ * BPF program ran on its CPU (nvx-trace reports them as "missed"); ticks
+ * that found the vector still pending merged, and the rest ran the
+ * handler once each; nvx-trace's deliveries are the kernel's, less the
+ * ones it missed.
  */
 TEST_F_TIMEOUT(uintr, nvx_trace_and_perf_count_ticks, 300)
 {
 	long long ticks, posted, merged, delivered, late, fd_ticks, fd_del;
+	long long tick_missed, post_missed, del_missed, handled;
 	char tid[32];
 	int rfd;
 
@@ -270,8 +283,11 @@ TEST_F_TIMEOUT(uintr, nvx_trace_and_perf_count_ticks, 300)
 	ASSERT_EQ(0, do_timer(self->fd, 9, 0, 5 * MS));
 	spin_ns(SEC / 2);
 	ASSERT_EQ(0, do_timer(self->fd, 9, 0, 0));
+	/* a syscall: a tick still pending is delivered on its way back */
+	do_wait(self->fd, 0);
 	fd_ticks = fdinfo_num(rfd, "timer_ticks");
 	fd_del = fdinfo_num(rfd, "delivered_kernel");
+	handled = (long long)handled_vec(9);
 	tracer_stop(&perf);
 	tracer_stop(&trace);
 	ASSERT_TRUE(WIFEXITED(trace.run.status) &&
@@ -285,18 +301,31 @@ TEST_F_TIMEOUT(uintr, nvx_trace_and_perf_count_ticks, 300)
 	merged = trace_json_sum(trace.run.out, "posted-pending",
 				"\"source_name\":\"timer\"", "value");
 	delivered = trace_json_sum(trace.run.out, "delivered", tid, "value");
+	tick_missed = missed("uintr_tick");
+	post_missed = missed("uintr_post");
+	del_missed = missed("uintr_deliver");
 	if (merged < 0)
 		merged = 0;
+	ASSERT_LE(0, tick_missed) TH_LOG("%s", trace.run.out);
+	ASSERT_LE(0, post_missed);
+	ASSERT_LE(0, del_missed);
 	EXPECT_LT(10, fd_ticks);
-	EXPECT_EQ(fd_ticks, ticks) TH_LOG("%s", trace.run.out);
+	EXPECT_EQ(fd_ticks, ticks + tick_missed) TH_LOG("%s", trace.run.out);
 	EXPECT_EQ(ticks, late);
+	/* a tick's post runs in the same interrupt: missed with it */
 	EXPECT_EQ(ticks, posted);
-	EXPECT_EQ((long long)handled_vec(9), ticks - merged);
-	EXPECT_EQ(fd_del, delivered);
 	EXPECT_EQ(ticks, perf_stat_count(perf.run.err, "nvx:nvx_uintr_tick"))
 		TH_LOG("%s", perf.run.err);
-	TH_LOG("%lld ticks (%lld merged), %llu handled, %lld delivered",
-	       ticks, merged, (unsigned long long)handled_vec(9), delivered);
+	EXPECT_EQ(fd_del, delivered + del_missed);
+	/*
+	 * The handler also takes vectors it finds pending in the page when
+	 * it re-enables (no kernel delivery): it ran once per unmerged tick.
+	 * Merges among missed posts are not seen: at most that many.
+	 */
+	EXPECT_GE(fd_ticks - merged, handled);
+	EXPECT_LE(fd_ticks - merged - post_missed, handled);
+	TH_LOG("%lld ticks (%lld merged, %lld missed), %lld handled",
+	       fd_ticks, merged, tick_missed, handled);
 	EXPECT_EQ(0, do_unregister(self->fd));
 	close(rfd);
 }
