@@ -9,7 +9,9 @@
  * (do_set_pmd()) where the mapping is aligned. A larger chunk is a
  * physically contiguous run of such folios (alloc_contig_folios()); a
  * grant that needs only part of one splits it, a shrink trims its last
- * pieces in place (so that a shrink allocates nothing). Chunks are
+ * pieces in place (so that a shrink allocates nothing), and the pieces of
+ * one allocation merge back into one chunk as they come back clean
+ * (nvx_chunk_clean(): the pool heals). Chunks are
  * allocated unmovable (GFP_KERNEL, never ZONE_MOVABLE or CMA, and never on
  * an LRU list, so a long-term pin neither migrates nor fails) and zeroed
  * when they are added.
@@ -27,7 +29,7 @@
  * scrubber, a kthread at the lowest priority, zeroes dirty chunks whose
  * pages nobody else references (a page still pinned by a device or a
  * long-term GUP user is left alone until the pin goes) and makes them
- * clean again. Shrink releases clean chunks first, then unpinned dirty
+ * clean again, a piece at a time. Shrink releases clean chunks first, then unpinned dirty
  * ones, and never waits for a grant.
  *
  * Locking: each node's lists and counters are under node->lock (a
@@ -125,6 +127,8 @@ struct nvx_chunk *nvx_chunk_split(struct nvx_chunk *c, unsigned long nr,
 	rest->page = nvx_chunk_piece(c, nr);
 	rest->nr = c->nr - nr;
 	rest->nid = c->nid;
+	rest->origin = c->origin;
+	rest->origin_nr = c->origin_nr;
 	c->nr = nr;
 	nvx_node(c->nid)->nr_chunks++;
 	return rest;
@@ -163,7 +167,62 @@ static struct nvx_chunk *nvx_chunk_alloc(int nid, unsigned long nr)
 	c->page = page;
 	c->nr = nr;
 	c->nid = nid;
+	c->origin = page_to_pfn(page);
+	c->origin_nr = nr;
 	return c;
+}
+
+static unsigned long nvx_chunk_end_pfn(struct nvx_chunk *c)
+{
+	return page_to_pfn(c->page) + (c->nr << NVX_PIECE_ORDER);
+}
+
+/**
+ * nvx_chunk_clean() - put a zeroed chunk on its node's clean list
+ * @n: its node, locked by the caller.
+ * @c: the chunk, on no list; counted by the caller.
+ *
+ * A clean chunk of the same origin that ends where @c starts takes @c in,
+ * one that starts where @c ends is taken into @c: the pieces a grant or
+ * the scrubber split off an allocation become one chunk again as they
+ * come back clean. A descriptor merged away is freed. The clean list is
+ * scanned only for a chunk smaller than its allocation (one that was
+ * split), and holds one chunk per allocation at rest.
+ */
+void nvx_chunk_clean(struct nvx_pool_node *n, struct nvx_chunk *c)
+{
+	struct nvx_chunk *a, *before = NULL, *after = NULL;
+
+	lockdep_assert_held(&n->lock);
+	if (c->nr >= c->origin_nr) {
+		list_add_tail(&c->list, &n->clean);
+		return;
+	}
+	list_for_each_entry(a, &n->clean, list) {
+		if (a->origin != c->origin)
+			continue;
+		if (nvx_chunk_end_pfn(a) == page_to_pfn(c->page))
+			before = a;
+		else if (nvx_chunk_end_pfn(c) == page_to_pfn(a->page))
+			after = a;
+		if (before && after)
+			break;
+	}
+	if (after) {
+		c->nr += after->nr;
+		list_del(&after->list);
+		kfree(after);
+		n->nr_chunks--;
+		n->merges++;
+	}
+	if (before) {
+		before->nr += c->nr;
+		kfree(c);
+		n->nr_chunks--;
+		n->merges++;
+		return;
+	}
+	list_add_tail(&c->list, &n->clean);
 }
 
 /**
@@ -528,6 +587,9 @@ static int nvx_pool_show(struct seq_file *m, void *unused)
 	seq_printf(m, "scrub_ns %lld\n", atomic64_read(&nvx_pool.scrub_ns));
 	seq_printf(m, "sync_zeroed_bytes %lld\n",
 		   atomic64_read(&nvx_pool.sync_zeroed_bytes));
+	for_each_online_node(nid)
+		seq_printf(m, "merges %d %lu\n", nid,
+			   READ_ONCE(nvx_node(nid)->merges));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(nvx_pool);

@@ -27,12 +27,19 @@
  *	NVX_PIECE_PAGES pages each; the pool holds one reference to each.
  * @nr: number of folios (2 MiB pieces), at least 1.
  * @nid: NUMA node of the memory.
+ * @origin: pfn of the first page of the allocation the chunk was carved
+ *	from (splits keep it): clean chunks of one origin that touch merge
+ *	back into one (nvx_chunk_clean()), so that a chunk never spans two
+ *	allocations and the chunk count returns to what grow made.
+ * @origin_nr: pieces in that allocation when it was made.
  */
 struct nvx_chunk {
 	struct list_head list;
 	struct page *page;
 	unsigned long nr;
 	int nid;
+	unsigned long origin;
+	unsigned long origin_nr;
 };
 
 /**
@@ -52,6 +59,7 @@ struct nvx_chunk {
  *	the scrubber finds them free again; checked once a second.
  * @nr_pinned: pieces on @pinned.
  * @nr_chunks: chunks (of any size) on this node in any state.
+ * @merges: clean chunks merged into a neighbour of the same origin.
  */
 struct nvx_pool_node {
 	spinlock_t lock;		/* lists and counters below */
@@ -65,6 +73,7 @@ struct nvx_pool_node {
 	struct list_head pinned;
 	unsigned long nr_pinned;
 	unsigned long nr_chunks;
+	unsigned long merges;
 };
 
 /**
@@ -119,6 +128,7 @@ static inline struct page *nvx_chunk_piece(struct nvx_chunk *c,
 }
 
 bool nvx_chunk_busy(struct nvx_chunk *c);
+void nvx_chunk_clean(struct nvx_pool_node *n, struct nvx_chunk *c);
 void nvx_piece_zero(struct page *head);
 void nvx_chunk_zero(struct nvx_chunk *c);
 struct nvx_chunk *nvx_chunk_split(struct nvx_chunk *c, unsigned long nr,

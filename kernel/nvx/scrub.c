@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * nvx pool scrubber: a kthread at the lowest priority that zeroes the
- * chunks grants returned and makes them clean again.
+ * chunks grants returned, a 2 MiB piece at a time, and makes them clean
+ * again.
  *
  * A chunk whose pages someone else still references (a long-term pin,
  * a pipe buffer) is left on its node's pinned list until the reference
@@ -141,12 +142,39 @@ static bool nvx_pool_has_pinned(void)
 	return false;
 }
 
+/*
+ * Split the first piece off @c, which the scrubber took, and put the
+ * rest back at the head of the dirty list: a grant may zero it on its own
+ * path meanwhile, and the scrubber takes it next. Without memory for a
+ * descriptor @c stays whole.
+ */
+static void nvx_scrub_first_piece(struct nvx_chunk *c)
+{
+	struct nvx_pool_node *n = nvx_node(c->nid);
+	struct nvx_chunk *rest;
+
+	if (c->nr == 1)
+		return;
+	rest = kzalloc(sizeof(*rest), GFP_KERNEL);
+	if (!rest)
+		return;
+	spin_lock(&n->lock);
+	nvx_chunk_split(c, 1, rest);
+	list_add(&rest->list, &n->dirty);
+	n->nr_scrubbing -= rest->nr;
+	n->nr_dirty += rest->nr;
+	spin_unlock(&n->lock);
+}
+
 /**
  * nvx_scrubber() - the scrubber thread
  * @unused: unused.
  *
- * Zeroes returned chunks nobody else references, at the lowest priority
- * and within scrub_rate_mbps, until kthread_stop().
+ * Zeroes returned chunks nobody else references, a piece at a time, at
+ * the lowest priority and within scrub_rate_mbps, until kthread_stop().
+ * Each piece is clean as soon as it is zeroed: a large chunk becomes
+ * usable piece by piece, and its pieces merge back into one chunk as they
+ * come clean (nvx_chunk_clean()).
  *
  * Return: 0.
  */
@@ -157,6 +185,7 @@ int nvx_scrubber(void *unused)
 		struct nvx_pool_node *n;
 		struct nvx_chunk *c;
 		int seen = atomic_read(&nvx_pool.returns);
+		unsigned long nr;
 		u64 t0, ns, bytes;
 		uint rate;
 
@@ -179,17 +208,19 @@ int nvx_scrubber(void *unused)
 			nvx_scrub_sort(c);
 			continue;
 		}
+		nvx_scrub_first_piece(c);
 		t0 = ktime_get_ns();
 		nvx_chunk_zero(c);
 		ns = ktime_get_ns() - t0;
 
 		n = nvx_node(c->nid);
-		bytes = (u64)c->nr * NVX_PIECE_BYTES;
+		nr = c->nr;
+		bytes = (u64)nr * NVX_PIECE_BYTES;
 		trace_nvx_scrub(c->nid, bytes, ns);
 		spin_lock(&n->lock);
-		list_add_tail(&c->list, &n->clean);
-		n->nr_scrubbing -= c->nr;
-		n->nr_clean += c->nr;
+		n->nr_scrubbing -= nr;
+		n->nr_clean += nr;
+		nvx_chunk_clean(n, c);
 		spin_unlock(&n->lock);
 		atomic64_add(bytes, &nvx_pool.scrubbed_bytes);
 		atomic64_add(ns, &nvx_pool.scrub_ns);
