@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <emmintrin.h>
 #include <linux/types.h>
 
 #include <nvx/pool.h>
@@ -82,6 +83,9 @@ static const char * const nvx_bm_names[NVX_BM_COUNT] = {
 #define NVX_BENCH_CLEAN_TIMEOUT	(60 * NVX_NSEC_PER_SEC)
 #define NVX_BENCH_POLL		(10 * NVX_NSEC_PER_MSEC)
 #define NVX_BENCH_SCRUB_POLL	NVX_NSEC_PER_MSEC
+/* the userspace zeroing baselines: passes over a buffer of at most */
+#define NVX_BENCH_USER_RUNS	3
+#define NVX_BENCH_USER_MAX	(256 * NVX_MIB)
 
 /* Without --size: the largest of these that fits is measured beside 1G. */
 static const uint64_t nvx_bench_sizes[] = {
@@ -130,6 +134,14 @@ struct nvx_bench_size {
  * @thp: the transparent hugepage mode ("always", "madvise", "never"),
  *	or "".
  * @scrub_rate: the scrub_rate_mbps module parameter (0: no limit).
+ * @nt: the zero_nontemporal module parameter: 1, 0, or -1 when the
+ *	kernel has none (the scrubber uses clear_page()).
+ * @alt_scrubbed_bytes: with the other zeroing method (@nt flipped for
+ *	one more release of the largest grant): scrubbed_bytes' growth;
+ * @alt_scrub_ns: and scrub_ns's.
+ * @user_bytes: the buffer the userspace baselines zero.
+ * @user_memset_ns: fastest of NVX_BENCH_USER_RUNS memset()s of it.
+ * @user_nt_ns: fastest of as many passes of 16-byte non-temporal stores.
  */
 struct nvx_bench {
 	struct nvx_ctx *ctx;
@@ -149,6 +161,12 @@ struct nvx_bench {
 	char gup_why[160];
 	char thp[16];
 	uint64_t scrub_rate;
+	int nt;
+	uint64_t alt_scrubbed_bytes;
+	uint64_t alt_scrub_ns;
+	uint64_t user_bytes;
+	uint64_t user_memset_ns;
+	uint64_t user_nt_ns;
 };
 
 static uint64_t nvx_round_up(uint64_t v, uint64_t to)
@@ -426,6 +444,78 @@ static void nvx_bench_probe(struct nvx_bench *b)
 	}
 	if (!nvx_read_u64(NVX_PARAM_PATH "scrub_rate_mbps", &b->scrub_rate))
 		b->scrub_rate = 0;
+	b->nt = -1;
+	if (nvx_read_line(NVX_PARAM_PATH "zero_nontemporal", line, sizeof(line)))
+		b->nt = line[0] == 'Y';
+}
+
+/* Set the zero_nontemporal module parameter: 0, or -errno. */
+static int nvx_bench_set_nt(int on)
+{
+	int fd = open(NVX_PARAM_PATH "zero_nontemporal", O_WRONLY | O_CLOEXEC);
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, on ? "Y" : "N", 1) != 1)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* 16-byte non-temporal stores of zero over @len (a multiple of 64) */
+static void nvx_zero_nt_user(void *p, size_t len)
+{
+	__m128i z = _mm_setzero_si128();
+	char *q = p, *end = q + len;
+
+	for (; q < end; q += 64) {
+		_mm_stream_si128((__m128i *)q, z);
+		_mm_stream_si128((__m128i *)(q + 16), z);
+		_mm_stream_si128((__m128i *)(q + 32), z);
+		_mm_stream_si128((__m128i *)(q + 48), z);
+	}
+	_mm_sfence();
+}
+
+/*
+ * What this machine's CPU clears from userspace, in the same run: the
+ * fastest of NVX_BENCH_USER_RUNS passes of memset() and of non-temporal
+ * stores over one populated buffer (up to NVX_BENCH_USER_MAX).
+ */
+static int nvx_bench_user_zero(struct nvx_bench *b, uint64_t bytes)
+{
+	uint64_t len = bytes < NVX_BENCH_USER_MAX ? bytes : NVX_BENCH_USER_MAX;
+	uint64_t t, ns;
+	unsigned int i;
+	char *p;
+
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED) {
+		nvx_err("bench grant: a buffer of %llu MiB to zero: %s",
+			(unsigned long long)(len >> 20), strerror(errno));
+		return NVX_EXIT_FAIL;
+	}
+	b->user_bytes = len;
+	b->user_memset_ns = UINT64_MAX;
+	b->user_nt_ns = UINT64_MAX;
+	for (i = 0; i < NVX_BENCH_USER_RUNS; i++) {
+		t = nvx_now_ns();
+		memset(p, 0, len);
+		/* the buffer is used: the memset is not left out */
+		__asm__ __volatile__("" : : "r" (p) : "memory");
+		ns = nvx_now_ns() - t;
+		if (ns < b->user_memset_ns)
+			b->user_memset_ns = ns;
+		t = nvx_now_ns();
+		nvx_zero_nt_user(p, len);
+		ns = nvx_now_ns() - t;
+		if (ns < b->user_nt_ns)
+			b->user_nt_ns = ns;
+	}
+	munmap(p, len);
+	return NVX_EXIT_OK;
 }
 
 /*
@@ -636,6 +726,37 @@ static int nvx_bench_scrub(struct nvx_bench *b, uint64_t bytes)
 	return NVX_EXIT_OK;
 }
 
+/*
+ * The scrubber with the zeroing method in use, then, where the kernel
+ * has the choice and lets root make it, once with the other method (the
+ * parameter restored after).
+ */
+static int nvx_bench_scrubs(struct nvx_bench *b, uint64_t bytes)
+{
+	uint64_t again, scrubbed, ns;
+	int ret, err;
+
+	ret = nvx_bench_scrub(b, bytes);
+	if (ret || b->nt < 0 || nvx_bench_set_nt(!b->nt))
+		return ret;
+	again = b->clean_again_ns;
+	scrubbed = b->scrubbed_bytes;
+	ns = b->scrub_ns;
+	ret = nvx_bench_scrub(b, bytes);
+	b->alt_scrubbed_bytes = b->scrubbed_bytes;
+	b->alt_scrub_ns = b->scrub_ns;
+	b->clean_again_ns = again;
+	b->scrubbed_bytes = scrubbed;
+	b->scrub_ns = ns;
+	err = nvx_bench_set_nt(b->nt);
+	if (err && !ret) {
+		nvx_err("bench grant: restoring " NVX_PARAM_PATH "zero_nontemporal: %s",
+			strerror(-err));
+		ret = NVX_EXIT_FAIL;
+	}
+	return ret;
+}
+
 /* Choose the sizes, make room for them, measure. */
 static int nvx_bench_body(struct nvx_bench *b, uint64_t size,
 			  bool size_given)
@@ -680,7 +801,10 @@ static int nvx_bench_body(struct nvx_bench *b, uint64_t size,
 		if (ret)
 			return ret;
 	}
-	return nvx_bench_scrub(b, b->sizes[b->nr_sizes - 1].bytes);
+	ret = nvx_bench_user_zero(b, b->sizes[b->nr_sizes - 1].bytes);
+	if (ret)
+		return ret;
+	return nvx_bench_scrubs(b, b->sizes[b->nr_sizes - 1].bytes);
 }
 
 static double nvx_bench_ratio(const struct nvx_bench *b,
@@ -690,6 +814,23 @@ static double nvx_bench_ratio(const struct nvx_bench *b,
 	if (b->skip[m] || !sz->median_ns[NVX_BM_NVX])
 		return NAN;
 	return (double)sz->median_ns[m] / (double)sz->median_ns[NVX_BM_NVX];
+}
+
+static const char *nvx_bench_method_name(int nt)
+{
+	return nt > 0 ? "nontemporal" : "clear_page";
+}
+
+/* The scrubber's rate over the faster of the userspace baselines. */
+static double nvx_bench_scrub_vs_user(const struct nvx_bench *b)
+{
+	uint64_t user = b->user_memset_ns < b->user_nt_ns ?
+			b->user_memset_ns : b->user_nt_ns;
+
+	if (!b->scrub_ns || !user)
+		return NAN;
+	return nvx_mib_per_s(b->scrubbed_bytes, b->scrub_ns) /
+	       nvx_mib_per_s(b->user_bytes, user);
 }
 
 static void nvx_bench_print_json(struct nvx_bench *b)
@@ -744,6 +885,23 @@ static void nvx_bench_print_json(struct nvx_bench *b)
 		nvx_json_u64(j, "rate_limit_mbps", b->scrub_rate);
 	else
 		nvx_json_null(j, "rate_limit_mbps");
+	nvx_json_str(j, "method", nvx_bench_method_name(b->nt));
+	if (b->alt_scrub_ns) {
+		nvx_json_str(j, "other_method", nvx_bench_method_name(!b->nt));
+		nvx_json_double(j, "other_method_mib_per_s",
+				nvx_mib_per_s(b->alt_scrubbed_bytes,
+					      b->alt_scrub_ns));
+	} else {
+		nvx_json_null(j, "other_method");
+		nvx_json_null(j, "other_method_mib_per_s");
+	}
+	nvx_json_u64(j, "user_bytes", b->user_bytes);
+	nvx_json_double(j, "user_memset_mib_per_s",
+			nvx_mib_per_s(b->user_bytes, b->user_memset_ns));
+	nvx_json_double(j, "user_nontemporal_mib_per_s",
+			nvx_mib_per_s(b->user_bytes, b->user_nt_ns));
+	nvx_json_double(j, "scrubber_vs_fastest_user",
+			nvx_bench_scrub_vs_user(b));
 	nvx_json_end(j);
 	nvx_json_double(j, "headline",
 			nvx_bench_ratio(b, big, NVX_BM_MAP_POPULATE));
@@ -802,6 +960,18 @@ static void nvx_bench_print_text(struct nvx_bench *b)
 	       (double)b->scrub_ns / NVX_NSEC_PER_MSEC,
 	       nvx_mib_per_s(b->scrubbed_bytes, b->scrub_ns),
 	       "scrubbed_bytes / scrub_ns");
+	printf("scrubber zeroing method: %s (zero_nontemporal)\n",
+	       nvx_bench_method_name(b->nt));
+	if (b->alt_scrub_ns)
+		printf("scrubber with %s instead: %.1f MiB/s\n",
+		       nvx_bench_method_name(!b->nt),
+		       nvx_mib_per_s(b->alt_scrubbed_bytes, b->alt_scrub_ns));
+	printf("userspace, %s buffer, fastest of %d: memset %.1f MiB/s, non-temporal stores %.1f MiB/s\n",
+	       nvx_fmt_bytes(h2, sizeof(h2), b->user_bytes), NVX_BENCH_USER_RUNS,
+	       nvx_mib_per_s(b->user_bytes, b->user_memset_ns),
+	       nvx_mib_per_s(b->user_bytes, b->user_nt_ns));
+	printf("scrubber / fastest userspace: %.2f\n",
+	       nvx_bench_scrub_vs_user(b));
 	if (b->scrub_rate)
 		printf("scrubber rate limit: %llu MiB/s (scrub_rate_mbps)\n",
 		       (unsigned long long)b->scrub_rate);

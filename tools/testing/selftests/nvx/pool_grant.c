@@ -187,6 +187,30 @@ POOL_TEST(reuse_reads_zero_scrubbed)
 	EXPECT_EQ(a.sync_zeroed_bytes, b.sync_zeroed_bytes);
 }
 
+/*
+ * Both ways of zeroing leave zeroes, on the scrubber's path and on the
+ * grant's: non-temporal stores (zero_nontemporal, the x86-64 default,
+ * the other tests) and clear_page().
+ */
+POOL_TEST(reuse_reads_zero_clear_page)
+{
+	char was[8] = "N";
+	int pf;
+
+	pf = open("/sys/module/nvx/parameters/zero_nontemporal", O_RDONLY);
+	ASSERT_LE(0, pf);
+	ASSERT_LT(0, read(pf, was, 1));
+	close(pf);
+	was[1] = 0;
+	ASSERT_EQ(0, write_param("zero_nontemporal", "N"));
+	reuse_reads_zero(_metadata, self->fd, NVX_GRANT_CLEAN_ONLY, true);
+	ASSERT_EQ(0, write_param("scrub_rate_mbps", "1"));
+	reuse_reads_zero(_metadata, self->fd, 0, false);
+	ASSERT_EQ(0, write_param("scrub_rate_mbps", "0"));
+	ASSERT_EQ(0, write_param("zero_nontemporal", was));
+	EXPECT_EQ(-EINVAL, write_param("zero_nontemporal", "maybe"));
+}
+
 POOL_TEST(clean_only_fails_while_dirty)
 {
 	struct nvx_pool_stats s;
