@@ -966,9 +966,10 @@ static void nvx_bench_print_text(struct nvx_bench *b)
 		printf("scrubber with %s instead: %.1f MiB/s\n",
 		       nvx_bench_method_name(!b->nt),
 		       nvx_mib_per_s(b->alt_scrubbed_bytes, b->alt_scrub_ns));
-	printf("userspace, %s buffer, fastest of %d: memset %.1f MiB/s, non-temporal stores %.1f MiB/s\n",
+	printf("userspace, %s buffer, fastest of %d: memset %.1f MiB/s, ",
 	       nvx_fmt_bytes(h2, sizeof(h2), b->user_bytes), NVX_BENCH_USER_RUNS,
-	       nvx_mib_per_s(b->user_bytes, b->user_memset_ns),
+	       nvx_mib_per_s(b->user_bytes, b->user_memset_ns));
+	printf("non-temporal stores %.1f MiB/s\n",
 	       nvx_mib_per_s(b->user_bytes, b->user_nt_ns));
 	printf("scrubber / fastest userspace: %.2f\n",
 	       nvx_bench_scrub_vs_user(b));
