@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * nvx-bench grant: how long it takes to obtain SIZE of zeroed memory,
- * mapped, with one byte written in every 4 KiB page: through a grant from
- * the nvx pool, and through the ways the kernel offers without nvx.
+ * mapped (every page-table entry installed, nothing written: the
+ * headline), and the same with one byte written in every 4 KiB page:
+ * through a grant from the nvx pool, and through the ways the kernel
+ * offers without nvx.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -87,9 +89,13 @@ static const char * const nvx_bm_names[NVX_BM_COUNT] = {
 #define NVX_BENCH_USER_RUNS	3
 #define NVX_BENCH_USER_MAX	(256 * NVX_MIB)
 
-/* Without --size: the largest of these that fits is measured beside 1G. */
+/*
+ * Without --size: beside 1G, 4G if it fits and the largest of the others
+ * that fits.
+ */
+#define NVX_BENCH_SIZE_MID	(4 * NVX_GIB)
 static const uint64_t nvx_bench_sizes[] = {
-	NVX_GIB, 2 * NVX_GIB, 4 * NVX_GIB, 8 * NVX_GIB,
+	4 * NVX_GIB, 8 * NVX_GIB, 16 * NVX_GIB, 32 * NVX_GIB,
 };
 
 /**
@@ -102,6 +108,9 @@ static const uint64_t nvx_bench_sizes[] = {
  * @writes_ns: median time of the writes alone, one byte in every 4 KiB
  *	page of that populated mapping: what every method pays once its
  *	memory is mapped.
+ * @map_median_ns: per method, the median of the runs that map (every
+ *	page-table entry installed) and write nothing; for nvx, @setup_ns.
+ * @map_min_ns: and the fastest of them.
  */
 struct nvx_bench_size {
 	uint64_t bytes;
@@ -109,6 +118,8 @@ struct nvx_bench_size {
 	uint64_t min_ns[NVX_BM_COUNT];
 	uint64_t setup_ns;
 	uint64_t writes_ns;
+	uint64_t map_median_ns[NVX_BM_COUNT];
+	uint64_t map_min_ns[NVX_BM_COUNT];
 };
 
 /**
@@ -122,7 +133,8 @@ struct nvx_bench_size {
  * @gup_fd: /sys/kernel/debug/gup_test, or -1.
  * @skip: per method, why it is not measured, or NULL.
  * @samples: @runs times per method, NVX_BM_COUNT * @runs, then @runs
- *	setup times and @runs write times (see struct nvx_bench_size).
+ *	setup times and @runs write times (see struct nvx_bench_size), then
+ *	@runs map-only times per method.
  * @sizes: the sizes measured, the largest last.
  * @nr_sizes: number of @sizes.
  * @nofit: why no larger size is measured, or "".
@@ -152,7 +164,7 @@ struct nvx_bench {
 	int gup_fd;
 	const char *skip[NVX_BM_COUNT];
 	uint64_t *samples;
-	struct nvx_bench_size sizes[2];
+	struct nvx_bench_size sizes[3];
 	unsigned int nr_sizes;
 	char nofit[256];
 	uint64_t clean_again_ns;
@@ -563,7 +575,7 @@ static int nvx_bench_run_nvx(struct nvx_bench *b, uint64_t bytes,
 
 /* The methods without nvx: anonymous memory, populated one way or another. */
 static int nvx_bench_run_anon(struct nvx_bench *b, enum nvx_bench_method m,
-			      uint64_t bytes, uint64_t *ns)
+			      uint64_t bytes, uint64_t *ns, bool touch)
 {
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 	const char *name = nvx_bm_names[m];
@@ -611,7 +623,8 @@ static int nvx_bench_run_anon(struct nvx_bench *b, enum nvx_bench_method m,
 			return NVX_EXIT_FAIL;
 		}
 	}
-	nvx_touch_pages(p, bytes, false);
+	if (touch)
+		nvx_touch_pages(p, bytes, false);
 	t1 = nvx_now_ns();
 
 	munmap(p, bytes);
@@ -619,11 +632,18 @@ static int nvx_bench_run_anon(struct nvx_bench *b, enum nvx_bench_method m,
 	return NVX_EXIT_OK;
 }
 
+/* Does @m install page-table entries without being written to? */
+static bool nvx_bench_maps(enum nvx_bench_method m)
+{
+	return m != NVX_BM_FIRST_TOUCH;
+}
+
 /* b->runs runs of every method at one size, interleaved. */
 static int nvx_bench_measure(struct nvx_bench *b, struct nvx_bench_size *sz)
 {
 	uint64_t *setup = &b->samples[NVX_BM_COUNT * b->runs];
 	uint64_t *writes = setup + b->runs;
+	uint64_t *maps = writes + b->runs;
 	uint64_t split[2], total;
 	char h[NVX_FMT_BYTES_LEN];
 	unsigned int run, m;
@@ -646,7 +666,23 @@ static int nvx_bench_measure(struct nvx_bench *b, struct nvx_bench_size *sz)
 			if (m == NVX_BM_NVX)
 				ret = nvx_bench_run_nvx(b, sz->bytes, v, NULL);
 			else
-				ret = nvx_bench_run_anon(b, m, sz->bytes, v);
+				ret = nvx_bench_run_anon(b, m, sz->bytes, v, true);
+			if (ret)
+				return ret;
+			if (nvx_stop_signal())
+				return NVX_EXIT_FAIL;
+		}
+		/* the others again, mapping only (nvx's is its setup below) */
+		for (m = 0; m < NVX_BM_COUNT; m++) {
+			if (b->skip[m] || m == NVX_BM_NVX ||
+			    !nvx_bench_maps(m))
+				continue;
+			ret = nvx_bench_wait_clean(b, NVX_BENCH_POLL, NULL);
+			if (ret)
+				return ret;
+			ret = nvx_bench_run_anon(b, m, sz->bytes,
+						 &maps[m * b->runs + run],
+						 false);
 			if (ret)
 				return ret;
 			if (nvx_stop_signal())
@@ -671,6 +707,11 @@ static int nvx_bench_measure(struct nvx_bench *b, struct nvx_bench_size *sz)
 		v = &b->samples[m * b->runs];
 		sz->median_ns[m] = nvx_bench_median(v, b->runs);
 		sz->min_ns[m] = v[0];
+		if (!nvx_bench_maps(m))
+			continue;
+		v = m == NVX_BM_NVX ? setup : &maps[m * b->runs];
+		sz->map_median_ns[m] = nvx_bench_median(v, b->runs);
+		sz->map_min_ns[m] = v[0];
 	}
 	return NVX_EXIT_OK;
 }
@@ -792,8 +833,11 @@ static int nvx_bench_body(struct nvx_bench *b, uint64_t size,
 		}
 		if (ret)
 			return ret;
-		b->sizes[1].bytes = c;
-		b->nr_sizes = 2;
+		/* 4G stays; a larger one replaces the previous larger one */
+		if (b->nr_sizes == 1 || b->sizes[b->nr_sizes - 1].bytes ==
+		    NVX_BENCH_SIZE_MID)
+			b->nr_sizes++;
+		b->sizes[b->nr_sizes - 1].bytes = c;
 	}
 
 	for (i = 0; i < b->nr_sizes; i++) {
@@ -833,6 +877,17 @@ static double nvx_bench_scrub_vs_user(const struct nvx_bench *b)
 	       nvx_mib_per_s(b->user_bytes, user);
 }
 
+/* The map-only median of @m over nvx's (grant + populated mmap). */
+static double nvx_bench_map_ratio(const struct nvx_bench *b,
+				  const struct nvx_bench_size *sz,
+				  enum nvx_bench_method m)
+{
+	if (b->skip[m] || !nvx_bench_maps(m) || !sz->map_median_ns[NVX_BM_NVX])
+		return NAN;
+	return (double)sz->map_median_ns[m] /
+	       (double)sz->map_median_ns[NVX_BM_NVX];
+}
+
 static void nvx_bench_print_json(struct nvx_bench *b)
 {
 	const struct nvx_bench_size *big = &b->sizes[b->nr_sizes - 1];
@@ -859,6 +914,20 @@ static void nvx_bench_print_json(struct nvx_bench *b)
 			nvx_json_u64(j, "median_ns", sz->median_ns[m]);
 			nvx_json_u64(j, "min_ns", sz->min_ns[m]);
 			nvx_json_double(j, "ratio", nvx_bench_ratio(b, sz, m));
+			nvx_json_end(j);
+		}
+		nvx_json_end(j);
+		nvx_json_object_begin(j, "map_only");
+		for (m = 0; m < NVX_BM_COUNT; m++) {
+			if (b->skip[m] || !nvx_bench_maps(m)) {
+				nvx_json_null(j, nvx_bm_names[m]);
+				continue;
+			}
+			nvx_json_object_begin(j, nvx_bm_names[m]);
+			nvx_json_u64(j, "median_ns", sz->map_median_ns[m]);
+			nvx_json_u64(j, "min_ns", sz->map_min_ns[m]);
+			nvx_json_double(j, "ratio",
+					nvx_bench_map_ratio(b, sz, m));
 			nvx_json_end(j);
 		}
 		nvx_json_end(j);
@@ -903,8 +972,10 @@ static void nvx_bench_print_json(struct nvx_bench *b)
 	nvx_json_double(j, "scrubber_vs_fastest_user",
 			nvx_bench_scrub_vs_user(b));
 	nvx_json_end(j);
-	nvx_json_double(j, "headline",
+	nvx_json_double(j, "touch_ratio",
 			nvx_bench_ratio(b, big, NVX_BM_MAP_POPULATE));
+	nvx_json_double(j, "headline",
+			nvx_bench_map_ratio(b, big, NVX_BM_MAP_POPULATE));
 	nvx_json_end(j);
 }
 
@@ -915,10 +986,31 @@ static void nvx_bench_print_text(struct nvx_bench *b)
 	unsigned int i, m;
 
 	printf("%s\n",
-	       "bench grant: obtain SIZE of zeroed memory, mapped, with one byte written in every 4 KiB page");
+	       "bench grant: obtain SIZE of zeroed memory, mapped: page tables filled, nothing written");
 	printf("node %u, %u run%s per method; median and fastest run\n\n",
 	       b->node, b->runs, b->runs == 1 ? "" : "s");
-	printf("%-9s %-20s %12s %12s %8s\n", "size", "method", "median ms",
+	printf("%-9s %-20s %12s %12s %10s\n", "size", "method", "median ms",
+	       "min ms", "vs nvx");
+	for (i = 0; i < b->nr_sizes; i++) {
+		const struct nvx_bench_size *sz = &b->sizes[i];
+
+		nvx_fmt_bytes(h, sizeof(h), sz->bytes);
+		for (m = 0; m < NVX_BM_COUNT; m++) {
+			if (b->skip[m] || !nvx_bench_maps(m))
+				continue;
+			printf("%-9s %-20s %12.3f %12.3f %10.2f\n", h,
+			       nvx_bm_names[m],
+			       (double)sz->map_median_ns[m] / NVX_NSEC_PER_MSEC,
+			       (double)sz->map_min_ns[m] / NVX_NSEC_PER_MSEC,
+			       nvx_bench_map_ratio(b, sz, m));
+		}
+	}
+	printf("(nvx: a grant mapped with MAP_POPULATE; %s)\n",
+	       "first_touch installs nothing until written");
+
+	printf("\n%s\n",
+	       "the same with one byte written in every 4 KiB page");
+	printf("%-9s %-20s %12s %12s %10s\n", "size", "method", "median ms",
 	       "min ms", "vs nvx");
 	for (i = 0; i < b->nr_sizes; i++) {
 		const struct nvx_bench_size *sz = &b->sizes[i];
@@ -930,7 +1022,7 @@ static void nvx_bench_print_text(struct nvx_bench *b)
 				       nvx_bm_names[m], b->skip[m]);
 				continue;
 			}
-			printf("%-9s %-20s %12.3f %12.3f %8.2f\n", h,
+			printf("%-9s %-20s %12.3f %12.3f %10.2f\n", h,
 			       nvx_bm_names[m],
 			       (double)sz->median_ns[m] / NVX_NSEC_PER_MSEC,
 			       (double)sz->min_ns[m] / NVX_NSEC_PER_MSEC,
@@ -976,8 +1068,10 @@ static void nvx_bench_print_text(struct nvx_bench *b)
 	if (b->scrub_rate)
 		printf("scrubber rate limit: %llu MiB/s (scrub_rate_mbps)\n",
 		       (unsigned long long)b->scrub_rate);
-	printf("\nheadline: at %s, map_populate takes %.2f times as long as nvx\n",
-	       h, nvx_bench_ratio(b, big, NVX_BM_MAP_POPULATE));
+	printf("\nheadline: at %s, mapping only, map_populate takes %.2f times as long as nvx\n",
+	       h, nvx_bench_map_ratio(b, big, NVX_BM_MAP_POPULATE));
+	printf("touch_ratio: at %s, with the writes, %.2f times\n", h,
+	       nvx_bench_ratio(b, big, NVX_BM_MAP_POPULATE));
 	if (b->thp[0])
 		printf("transparent hugepages: %s (this affects the methods without nvx)\n",
 		       b->thp);
@@ -1092,7 +1186,7 @@ int cmd_bench_grant(struct nvx_ctx *ctx, int argc, char **argv)
 	ret = nvx_bench_pick_node(&b, s.nr_nodes, size);
 	if (ret)
 		return ret;
-	b.samples = calloc((size_t)(NVX_BM_COUNT + 2) * b.runs,
+	b.samples = calloc((size_t)(2 * NVX_BM_COUNT + 2) * b.runs,
 			   sizeof(*b.samples));
 	if (!b.samples) {
 		nvx_err("%s: out of memory", ctx->path);
