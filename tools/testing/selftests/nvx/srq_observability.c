@@ -439,7 +439,7 @@ SRQ_TEST(nvx_trace_and_perf_count_frames)
 	struct nvx_srq_params p2 = { .nr_queues = 1, .nr_bufs = 4 };
 	struct nvx_srq_stats st;
 	struct srq *s = &self->s;
-	long long strides;
+	long long strides, frames, rx_missed;
 
 	ASSERT_EQ(0, nvx_trace_start(&trace, "srq")) TH_LOG("%s",
 							    trace.run.err);
@@ -461,16 +461,29 @@ SRQ_TEST(nvx_trace_and_perf_count_frames)
 	ASSERT_TRUE(WIFEXITED(trace.run.status) &&
 		    !WEXITSTATUS(trace.run.status)) TH_LOG("%s", trace.run.err);
 
-	EXPECT_EQ(125, trace_json_sum(trace.run.out, "frames", NULL, "value"))
-		TH_LOG("%s", trace.run.out);
+	/*
+	 * A frame arrives in softirq: if it interrupts another BPF program
+	 * on its CPU, the kernel keeps it from nvx-trace and from perf
+	 * alike, and nvx-trace reports it missed.
+	 */
+	rx_missed = trace_json_sum(trace.run.out, "missed",
+				   "\"prog\":\"srq_rx\"", "value");
+	ASSERT_LE(0, rx_missed) TH_LOG("%s", trace.run.out);
+	frames = trace_json_sum(trace.run.out, "frames", NULL, "value");
+	EXPECT_EQ(125, frames + rx_missed) TH_LOG("%s", trace.run.out);
 	EXPECT_EQ(1, trace_json_sum(trace.run.out, "fillers", NULL, "value"));
 	EXPECT_EQ(1, trace_json_sum(trace.run.out, "drops",
 				    "\"reason_name\":\"no_buf\"", "value"));
-	EXPECT_EQ(125, trace_json_sum(trace.run.out, "strides-per-frame", NULL,
-				      "count"));
-	EXPECT_EQ(strides, trace_json_sum(trace.run.out, "strides-per-frame",
-					  NULL, "sum"));
-	EXPECT_EQ(125, perf_stat_count(perf.run.err, "nvx:nvx_srq_rx"))
+	EXPECT_EQ(frames, trace_json_sum(trace.run.out, "strides-per-frame",
+					 NULL, "count"));
+	if (!rx_missed) {
+		EXPECT_EQ(strides, trace_json_sum(trace.run.out,
+						  "strides-per-frame", NULL,
+						  "sum"));
+	} else {
+		TH_LOG("%lld frames missed by nvx-trace's srq_rx", rx_missed);
+	}
+	EXPECT_EQ(frames, perf_stat_count(perf.run.err, "nvx:nvx_srq_rx"))
 		TH_LOG("%s", perf.run.err);
 	EXPECT_EQ(1, perf_stat_count(perf.run.err, "nvx:nvx_srq_filler"));
 	EXPECT_EQ(1, perf_stat_count(perf.run.err, "nvx:nvx_srq_drop"));
