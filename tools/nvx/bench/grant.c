@@ -979,16 +979,12 @@ static void nvx_bench_print_json(struct nvx_bench *b)
 	nvx_json_end(j);
 }
 
-static void nvx_bench_print_text(struct nvx_bench *b)
+/* One table: per size and method, median, fastest and ratio to nvx. */
+static void nvx_bench_print_table(const struct nvx_bench *b, bool map_only)
 {
-	const struct nvx_bench_size *big = &b->sizes[b->nr_sizes - 1];
-	char h[NVX_FMT_BYTES_LEN], h2[NVX_FMT_BYTES_LEN];
+	char h[NVX_FMT_BYTES_LEN];
 	unsigned int i, m;
 
-	printf("%s\n",
-	       "bench grant: obtain SIZE of zeroed memory, mapped: page tables filled, nothing written");
-	printf("node %u, %u run%s per method; median and fastest run\n\n",
-	       b->node, b->runs, b->runs == 1 ? "" : "s");
 	printf("%-9s %-20s %12s %12s %10s\n", "size", "method", "median ms",
 	       "min ms", "vs nvx");
 	for (i = 0; i < b->nr_sizes; i++) {
@@ -996,27 +992,8 @@ static void nvx_bench_print_text(struct nvx_bench *b)
 
 		nvx_fmt_bytes(h, sizeof(h), sz->bytes);
 		for (m = 0; m < NVX_BM_COUNT; m++) {
-			if (b->skip[m] || !nvx_bench_maps(m))
+			if (map_only && !nvx_bench_maps(m))
 				continue;
-			printf("%-9s %-20s %12.3f %12.3f %10.2f\n", h,
-			       nvx_bm_names[m],
-			       (double)sz->map_median_ns[m] / NVX_NSEC_PER_MSEC,
-			       (double)sz->map_min_ns[m] / NVX_NSEC_PER_MSEC,
-			       nvx_bench_map_ratio(b, sz, m));
-		}
-	}
-	printf("(nvx: a grant mapped with MAP_POPULATE; %s)\n",
-	       "first_touch installs nothing until written");
-
-	printf("\n%s\n",
-	       "the same with one byte written in every 4 KiB page");
-	printf("%-9s %-20s %12s %12s %10s\n", "size", "method", "median ms",
-	       "min ms", "vs nvx");
-	for (i = 0; i < b->nr_sizes; i++) {
-		const struct nvx_bench_size *sz = &b->sizes[i];
-
-		nvx_fmt_bytes(h, sizeof(h), sz->bytes);
-		for (m = 0; m < NVX_BM_COUNT; m++) {
 			if (b->skip[m]) {
 				printf("%-9s %-20s skipped: %s\n", h,
 				       nvx_bm_names[m], b->skip[m]);
@@ -1024,11 +1001,33 @@ static void nvx_bench_print_text(struct nvx_bench *b)
 			}
 			printf("%-9s %-20s %12.3f %12.3f %10.2f\n", h,
 			       nvx_bm_names[m],
-			       (double)sz->median_ns[m] / NVX_NSEC_PER_MSEC,
-			       (double)sz->min_ns[m] / NVX_NSEC_PER_MSEC,
-			       nvx_bench_ratio(b, sz, m));
+			       (double)(map_only ? sz->map_median_ns[m] :
+					sz->median_ns[m]) / NVX_NSEC_PER_MSEC,
+			       (double)(map_only ? sz->map_min_ns[m] :
+					sz->min_ns[m]) / NVX_NSEC_PER_MSEC,
+			       map_only ? nvx_bench_map_ratio(b, sz, m) :
+					  nvx_bench_ratio(b, sz, m));
 		}
 	}
+}
+
+static void nvx_bench_print_text(struct nvx_bench *b)
+{
+	const struct nvx_bench_size *big = &b->sizes[b->nr_sizes - 1];
+	char h[NVX_FMT_BYTES_LEN], h2[NVX_FMT_BYTES_LEN];
+	unsigned int i;
+
+	printf("%s\n",
+	       "bench grant: obtain SIZE of zeroed memory, mapped: page tables filled, nothing written");
+	printf("node %u, %u run%s per method; median and fastest run\n\n",
+	       b->node, b->runs, b->runs == 1 ? "" : "s");
+	nvx_bench_print_table(b, true);
+	printf("(nvx: a grant mapped with MAP_POPULATE; %s)\n",
+	       "first_touch installs nothing until written");
+
+	printf("\n%s\n",
+	       "the same with one byte written in every 4 KiB page");
+	nvx_bench_print_table(b, false);
 	printf("\nnvx, split: a grant mapped with MAP_POPULATE, then the writes (medians);\n"
 	       "the writes, one byte per 4 KiB page, are what every method pays once its\n"
 	       "memory is mapped\n");

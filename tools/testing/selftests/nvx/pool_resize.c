@@ -146,6 +146,52 @@ static int grant_ranges(int g, struct nvx_grant_range *rg, uint32_t room)
 }
 
 /*
+ * Empty the pool, so that a test knows which chunks are there, and grow
+ * it by @bytes in chunks of up to 1 << @shift. *@s0 gets what it held,
+ * and *@refill too (the fixture refills the pool to that if the test
+ * does not); *@s the stats after the grow.
+ */
+static void empty_and_grow(struct __test_metadata *_metadata, int fd,
+			   uint64_t *refill, uint64_t bytes,
+			   unsigned int shift, struct nvx_pool_stats *s0,
+			   struct nvx_pool_stats *s)
+{
+	struct nvx_pool_resize r = {
+		.node = NVX_NODE_ANY, .bytes = bytes, .chunk_shift = shift,
+	};
+	uint64_t done;
+
+	ASSERT_EQ(0, pool_stats(fd, s0));
+	ASSERT_EQ(0, s0->granted_bytes);
+	*refill = s0->total_bytes;
+	ASSERT_EQ(0, pool_resize(fd, NVX_IOC_POOL_SHRINK,
+				 s0->total_bytes, NVX_NODE_ANY, &done));
+	ASSERT_EQ(s0->total_bytes, done);
+	ASSERT_EQ(0, pool_stats(fd, s));
+	ASSERT_EQ(0, s->total_bytes);
+	ASSERT_EQ(0, s->chunks);
+	ASSERT_EQ(0, nvx_ioctl(fd, NVX_IOC_POOL_GROW, &r));
+	ASSERT_EQ(bytes, r.done);
+	ASSERT_EQ(0, pool_stats(fd, s));
+	ASSERT_EQ(bytes, s->clean_bytes);
+}
+
+/* Empty the pool and refill it to what it held at the start (@s0). */
+static void empty_and_refill(struct __test_metadata *_metadata, int fd,
+			     const struct nvx_pool_stats *s0)
+{
+	struct nvx_pool_stats s;
+	uint64_t done;
+
+	ASSERT_EQ(0, pool_stats(fd, &s));
+	ASSERT_EQ(0, pool_resize(fd, NVX_IOC_POOL_SHRINK, s.total_bytes,
+				 NVX_NODE_ANY, &done));
+	ASSERT_EQ(0, pool_resize(fd, NVX_IOC_POOL_GROW, s0->total_bytes,
+				 NVX_NODE_ANY, &done));
+	ASSERT_EQ(s0->total_bytes, done);
+}
+
+/*
  * Chunks larger than 2 MiB: a 64 MiB chunk is one physically contiguous,
  * aligned run; a grant of part of it splits it; its pieces are mapped
  * with PMDs, zeroed between owners, and accounted like any others. The
@@ -163,23 +209,10 @@ POOL_TEST(large_chunks)
 	unsigned char *p, *q;
 	int g, g2, n, i, gfd;
 
-	ASSERT_EQ(0, pool_stats(self->fd, &s0));
-	ASSERT_EQ(0, s0.granted_bytes);
-	self->refill = s0.total_bytes;
-	ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_SHRINK,
-				 s0.total_bytes, NVX_NODE_ANY, &done));
-	ASSERT_EQ(s0.total_bytes, done);
-	ASSERT_EQ(0, pool_stats(self->fd, &s));
-	ASSERT_EQ(0, s.total_bytes);
-	ASSERT_EQ(0, s.chunks);
-
 	/* one chunk of 64 MiB */
+	empty_and_grow(_metadata, self->fd, &self->refill, big, 26, &s0, &s);
 	r.bytes = big;
 	r.chunk_shift = 26;
-	ASSERT_EQ(0, nvx_ioctl(self->fd, NVX_IOC_POOL_GROW, &r));
-	EXPECT_EQ(big, r.done);
-	ASSERT_EQ(0, pool_stats(self->fd, &s));
-	EXPECT_EQ(big, s.clean_bytes);
 	EXPECT_EQ(1, s.chunks) TH_LOG("the allocator did not deliver 64 MiB in one piece");
 
 	/* 2 MiB of it: the chunk splits, the front goes to the grant */
@@ -306,21 +339,13 @@ POOL_TEST(large_chunks)
  */
 POOL_TEST(large_chunk_clean_piece_by_piece)
 {
-	struct nvx_pool_resize r = { .node = NVX_NODE_ANY, .chunk_shift = 26 };
 	const uint64_t big = 64ULL << 20;
 	struct nvx_pool_stats s0, s;
-	uint64_t done, end;
+	uint64_t end;
 	unsigned char *p;
 	int g;
 
-	ASSERT_EQ(0, pool_stats(self->fd, &s0));
-	ASSERT_EQ(0, s0.granted_bytes);
-	self->refill = s0.total_bytes;
-	ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_SHRINK,
-				 s0.total_bytes, NVX_NODE_ANY, &done));
-	r.bytes = big;
-	ASSERT_EQ(0, nvx_ioctl(self->fd, NVX_IOC_POOL_GROW, &r));
-	ASSERT_EQ(0, pool_stats(self->fd, &s));
+	empty_and_grow(_metadata, self->fd, &self->refill, big, 26, &s0, &s);
 	ASSERT_EQ(1, s.chunks) TH_LOG("the allocator did not deliver 64 MiB in one piece");
 
 	g = grant(self->fd, big, 0, NULL);
@@ -355,11 +380,7 @@ POOL_TEST(large_chunk_clean_piece_by_piece)
 	ASSERT_EQ(0, pool_stats(self->fd, &s));
 	EXPECT_EQ(big, s.clean_bytes);
 	EXPECT_EQ(1, s.chunks);
-	ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_SHRINK, big,
-				 NVX_NODE_ANY, &done));
-	ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_GROW, s0.total_bytes,
-				 NVX_NODE_ANY, &done));
-	ASSERT_EQ(s0.total_bytes, done);
+	empty_and_refill(_metadata, self->fd, &s0);
 }
 
 /*
@@ -370,20 +391,13 @@ POOL_TEST(large_chunk_clean_piece_by_piece)
  */
 POOL_TEST(heals_after_mixed_workload)
 {
-	struct nvx_pool_resize r = { .node = NVX_NODE_ANY, .chunk_shift = 25 };
+	const unsigned int shift = 25;
 	const uint64_t size = 128ULL << 20;
 	struct nvx_pool_stats s0, s1, s;
 	int g[64], n = 0, i, j, fails = 0;
 	uint64_t done, granted = 0;
 
-	ASSERT_EQ(0, pool_stats(self->fd, &s0));
-	ASSERT_EQ(0, s0.granted_bytes);
-	self->refill = s0.total_bytes;
-	ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_SHRINK,
-				 s0.total_bytes, NVX_NODE_ANY, &done));
-	r.bytes = size;
-	ASSERT_EQ(0, nvx_ioctl(self->fd, NVX_IOC_POOL_GROW, &r));
-	ASSERT_EQ(0, pool_stats(self->fd, &s1));
+	empty_and_grow(_metadata, self->fd, &self->refill, size, shift, &s0, &s1);
 	EXPECT_LE(4, s1.chunks);
 	srand(1);
 	for (i = 0; i < 300; i++) {
@@ -419,19 +433,13 @@ POOL_TEST(heals_after_mixed_workload)
 	EXPECT_EQ(size, s.clean_bytes);
 	EXPECT_EQ(s1.chunks, s.chunks);
 	/* whole chunks: a shrink of one chunk's size takes one chunk */
-	if (s1.chunks == size >> r.chunk_shift) {
+	if (s1.chunks == size >> shift) {
 		ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_SHRINK,
-					 1ULL << r.chunk_shift, NVX_NODE_ANY,
-					 &done));
+					 1ULL << shift, NVX_NODE_ANY, &done));
 		ASSERT_EQ(0, pool_stats(self->fd, &s));
 		EXPECT_EQ(s1.chunks - 1, s.chunks);
 	}
-	ASSERT_EQ(0, pool_stats(self->fd, &s));
-	ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_SHRINK, s.total_bytes,
-				 NVX_NODE_ANY, &done));
-	ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_GROW, s0.total_bytes,
-				 NVX_NODE_ANY, &done));
-	ASSERT_EQ(s0.total_bytes, done);
+	empty_and_refill(_metadata, self->fd, &s0);
 }
 
 /* Growing beyond what memory holds: -ENOMEM, and what was added is kept. */
