@@ -238,7 +238,8 @@ static unsigned long nvx_chunk_end_pfn(struct nvx_chunk *c)
  * @n: its node, locked by the caller.
  * @c: the chunk, on no list; counted by the caller.
  *
- * A clean chunk of the same origin that ends where @c starts takes @c in,
+ * A clean chunk of the same origin (first pfn and size of the allocation)
+ * that ends where @c starts takes @c in,
  * one that starts where @c ends is taken into @c: the pieces a grant or
  * the scrubber split off an allocation become one chunk again as they
  * come back clean. A descriptor merged away is freed. The clean list is
@@ -255,7 +256,12 @@ void nvx_chunk_clean(struct nvx_pool_node *n, struct nvx_chunk *c)
 		return;
 	}
 	list_for_each_entry(a, &n->clean, list) {
-		if (a->origin != c->origin)
+		/*
+		 * Both: a pfn freed by a shrink may start a new allocation
+		 * while pieces of the old one live on, but not one of the
+		 * same size, which would need all of the old one's memory.
+		 */
+		if (a->origin != c->origin || a->origin_nr != c->origin_nr)
 			continue;
 		if (nvx_chunk_end_pfn(a) == page_to_pfn(c->page))
 			before = a;

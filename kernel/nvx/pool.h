@@ -28,9 +28,10 @@
  * @nr: number of folios (2 MiB pieces), at least 1.
  * @nid: NUMA node of the memory.
  * @origin: pfn of the first page of the allocation the chunk was carved
- *	from (splits keep it): clean chunks of one origin that touch merge
- *	back into one (nvx_chunk_clean()), so that a chunk never spans two
- *	allocations and the chunk count returns to what grow made.
+ *	from (splits keep it): clean chunks of one origin (@origin and
+ *	@origin_nr) that touch merge back into one (nvx_chunk_clean()), so
+ *	that a chunk never spans two allocations and the chunk count returns
+ *	to what grow made.
  * @origin_nr: pieces in that allocation when it was made.
  */
 struct nvx_chunk {

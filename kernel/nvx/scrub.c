@@ -19,6 +19,9 @@
 #include "pool.h"
 #include <trace/events/nvx_pool.h>
 
+/* the rate limit sleeps once this much time is owed */
+#define NVX_SCRUB_NAP	(10 * NSEC_PER_MSEC)
+
 static uint scrub_rate_mbps;
 module_param(scrub_rate_mbps, uint, 0644);
 MODULE_PARM_DESC(scrub_rate_mbps,
@@ -180,6 +183,8 @@ static void nvx_scrub_first_piece(struct nvx_chunk *c)
  */
 int nvx_scrubber(void *unused)
 {
+	s64 owed = 0;
+
 	set_user_nice(current, MAX_NICE);
 	while (!kthread_should_stop()) {
 		struct nvx_pool_node *n;
@@ -226,13 +231,24 @@ int nvx_scrubber(void *unused)
 		atomic64_add(ns, &nvx_pool.scrub_ns);
 		wake_up_all(&nvx_pool.clean_wq);
 
+		/*
+		 * The rate limit: the time the piece should have taken
+		 * beyond what it took is owed, and slept off once it adds
+		 * up to NVX_SCRUB_NAP (a jiffy is too coarse per piece).
+		 */
 		rate = READ_ONCE(scrub_rate_mbps);
 		if (rate) {
-			u64 want = div64_u64(bytes * NSEC_PER_SEC,
-					     (u64)rate << 20);
-
-			if (want > ns)
-				schedule_timeout_interruptible(nsecs_to_jiffies(want - ns) ?: 1);
+			owed += (s64)div64_u64(bytes * NSEC_PER_SEC,
+					       (u64)rate << 20) - (s64)ns;
+			if (owed < 0)
+				owed = 0;
+			if (owed >= NVX_SCRUB_NAP) {
+				t0 = ktime_get_ns();
+				schedule_timeout_interruptible(nsecs_to_jiffies(owed) ?: 1);
+				owed -= (s64)(ktime_get_ns() - t0);
+			}
+		} else {
+			owed = 0;
 		}
 		cond_resched();
 	}

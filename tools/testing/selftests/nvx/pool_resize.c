@@ -145,6 +145,26 @@ static int grant_ranges(int g, struct nvx_grant_range *rg, uint32_t room)
 	return ret ? ret : (int)r.count;
 }
 
+#define POOL_DEBUGFS "/sys/kernel/debug/nvx/pool/stats"
+
+/* The merges of every node so far (debugfs), or -1. */
+static long long pool_merges(void)
+{
+	long long sum = -1, v;
+	char line[128];
+	FILE *f;
+	int nid;
+
+	f = fopen(POOL_DEBUGFS, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "merges %d %lld", &nid, &v) == 2)
+			sum = (sum < 0 ? 0 : sum) + v;
+	fclose(f);
+	return sum;
+}
+
 /*
  * Empty the pool, so that a test knows which chunks are there, and grow
  * it by @bytes in chunks of up to 1 << @shift. *@s0 gets what it held,
@@ -346,7 +366,8 @@ POOL_TEST(large_chunk_clean_piece_by_piece)
 	int g;
 
 	empty_and_grow(_metadata, self->fd, &self->refill, big, 26, &s0, &s);
-	ASSERT_EQ(1, s.chunks) TH_LOG("the allocator did not deliver 64 MiB in one piece");
+	if (s.chunks != 1)
+		SKIP(return, "the allocator did not deliver 64 MiB in one piece");
 
 	g = grant(self->fd, big, 0, NULL);
 	ASSERT_LE(0, g);
@@ -396,9 +417,12 @@ POOL_TEST(heals_after_mixed_workload)
 	struct nvx_pool_stats s0, s1, s;
 	int g[64], n = 0, i, j, fails = 0;
 	uint64_t done, granted = 0;
+	long long merges0;
 
 	empty_and_grow(_metadata, self->fd, &self->refill, size, shift, &s0, &s1);
 	EXPECT_LE(4, s1.chunks);
+	merges0 = pool_merges();
+	ASSERT_LE(0, merges0) TH_LOG("no merges line in " POOL_DEBUGFS);
 	srand(1);
 	for (i = 0; i < 300; i++) {
 		if (n && (n == (int)ARRAY_SIZE(g) || rand() % 3 == 0)) {
@@ -425,13 +449,18 @@ POOL_TEST(heals_after_mixed_workload)
 	TH_LOG("%llu grants, %d refused (full), %d live, %llu chunks now, %llu at the start",
 	       (unsigned long long)granted, fails, n,
 	       (unsigned long long)s.chunks, (unsigned long long)s1.chunks);
-	EXPECT_LT(s1.chunks, s.chunks);
+	/* chunks of 2 MiB (a fragmented allocator) never split */
+	if (s1.chunks < size >> 21)
+		EXPECT_LT(s1.chunks, s.chunks);
 	while (n)
 		close(g[--n]);
 	ASSERT_EQ(0, wait_scrubbed(self->fd));
 	ASSERT_EQ(0, pool_stats(self->fd, &s));
 	EXPECT_EQ(size, s.clean_bytes);
 	EXPECT_EQ(s1.chunks, s.chunks);
+	/* debugfs counts the merges that healed it */
+	if (s1.chunks < size >> 21)
+		EXPECT_LT(merges0, pool_merges());
 	/* whole chunks: a shrink of one chunk's size takes one chunk */
 	if (s1.chunks == size >> shift) {
 		ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_SHRINK,

@@ -40,12 +40,18 @@ FIXTURE(pool) {
 	struct nvx_pool_stats start;
 	uint64_t grown;
 	uint64_t refill;	/* a test emptied the pool: refill it to this */
+	char rate[16];		/* scrub_rate_mbps at the start */
+	char nontemporal[16];	/* zero_nontemporal at the start */
 };
 
 FIXTURE_SETUP(pool)
 {
 	if (!nvx_require_feature(_metadata, &self->fd, NVX_FEAT_POOL))
 		SKIP(return, "no NVX_FEAT_POOL: the memory pool not built");
+	ASSERT_EQ(0, read_param("scrub_rate_mbps", self->rate,
+				sizeof(self->rate)));
+	ASSERT_EQ(0, read_param("zero_nontemporal", self->nontemporal,
+				sizeof(self->nontemporal)));
 	ASSERT_EQ(0, wait_scrubbed(self->fd));
 	ASSERT_EQ(0, pool_stats(self->fd, &self->start));
 	ASSERT_EQ(0, pool_resize(self->fd, NVX_IOC_POOL_GROW,
@@ -62,6 +68,9 @@ FIXTURE_TEARDOWN(pool)
 
 	if (self->fd < 0)
 		return;
+	/* a test that failed may have left the scrubber slowed */
+	EXPECT_EQ(0, write_param("scrub_rate_mbps", self->rate));
+	EXPECT_EQ(0, write_param("zero_nontemporal", self->nontemporal));
 	ASSERT_EQ(0, wait_scrubbed(self->fd));
 	ASSERT_EQ(0, pool_stats(self->fd, &s));
 	if (s.total_bytes < self->refill) {

@@ -42,6 +42,7 @@ int wait_granted(int fd, const struct nvx_pool_stats *start);
 int grant(int fd, uint64_t bytes, uint32_t flags, uint64_t *granted);
 void *map_grant(int gfd, size_t len);
 int write_param(const char *name, const char *val);
+int read_param(const char *name, char *buf, size_t size);
 bool all_bytes(const unsigned char *p, size_t len, unsigned char c);
 long smaps_kb(const void *start, const char *field);
 void tag_pages(unsigned char *p, size_t len, unsigned long first);

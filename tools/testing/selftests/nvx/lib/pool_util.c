@@ -136,6 +136,33 @@ int write_param(const char *name, const char *val)
 }
 
 /**
+ * read_param() - read a parameter of the nvx module, without its newline
+ * @name: the parameter's name
+ * @buf: receives its value
+ * @size: of @buf
+ *
+ * Return: 0, or -errno.
+ */
+int read_param(const char *name, char *buf, size_t size)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), PARAMS "%s", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EIO;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+/**
  * all_bytes() - Is every byte of [p, p + len) equal to @c?
  * @p: the memory
  * @len: its length
