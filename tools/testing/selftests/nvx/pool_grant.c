@@ -203,6 +203,40 @@ POOL_TEST(reuse_reads_zero_clear_page)
 	/* the fixture's teardown restores zero_nontemporal */
 }
 
+/*
+ * scrub_rate_mbps is a ceiling: at 32 MiB/s the scrubber takes at least
+ * (nearly) size / rate to make a released grant clean again, however the
+ * pieces' time rounds to jiffies. Only the lower bound is asserted: under
+ * TCG any upper one would be a timing test.
+ */
+POOL_TEST(scrub_rate_is_a_ceiling)
+{
+	struct nvx_pool_stats s;
+	uint64_t t0, ms, want;
+	unsigned char *p;
+	int g;
+
+	ASSERT_EQ(0, pool_stats(self->fd, &s));
+	g = grant(self->fd, s.clean_bytes, 0, NULL);
+	ASSERT_LE(0, g);
+	p = map_grant(g, s.clean_bytes);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0x3c, s.clean_bytes);
+	munmap(p, s.clean_bytes);
+	ASSERT_EQ(0, write_param("scrub_rate_mbps", "32"));
+	t0 = now_ms();
+	close(g);
+	ASSERT_EQ(0, wait_scrubbed(self->fd));
+	ms = now_ms() - t0;
+	ASSERT_EQ(0, write_param("scrub_rate_mbps", "0"));
+	want = (s.clean_bytes >> 20) * 1000 / 32;
+	TH_LOG("%llu MiB clean again in %llu ms at 32 MiB/s (%llu ms at the rate)",
+	       (unsigned long long)(s.clean_bytes >> 20),
+	       (unsigned long long)ms, (unsigned long long)want);
+	/* the last nap may be cut short: the first piece is free */
+	EXPECT_LE(want - want / 10 - 1000 * (CHUNK >> 20) / 32, ms);
+}
+
 POOL_TEST(clean_only_fails_while_dirty)
 {
 	struct nvx_pool_stats s;
