@@ -4,7 +4,7 @@
  * mapped (every page-table entry installed, nothing written: the
  * headline), and the same with one byte written in every 4 KiB page:
  * through a grant from the nvx pool, and through the ways the kernel
- * offers without nvx.
+ * offers without nvx. The scrubber's part is grant_scrub.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,12 +23,11 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <emmintrin.h>
 #include <linux/types.h>
 
 #include <nvx/pool.h>
 
-#include "bench.h"
+#include "grant.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
@@ -59,16 +58,6 @@ struct nvx_gup_test {
 #define NVX_PIN_LONGTERM_BENCHMARK	_IOWR('g', 3, struct nvx_gup_test)
 
 #define NVX_THP_PATH		"/sys/kernel/mm/transparent_hugepage/enabled"
-#define NVX_PARAM_PATH		"/sys/module/nvx/parameters/"
-
-enum nvx_bench_method {
-	NVX_BM_NVX,
-	NVX_BM_MAP_POPULATE,
-	NVX_BM_MADV_POPULATE_WRITE,
-	NVX_BM_FIRST_TOUCH,
-	NVX_BM_PIN_LONGTERM,
-	NVX_BM_COUNT,
-};
 
 static const char * const nvx_bm_names[NVX_BM_COUNT] = {
 	[NVX_BM_NVX]			= "nvx",
@@ -77,17 +66,6 @@ static const char * const nvx_bm_names[NVX_BM_COUNT] = {
 	[NVX_BM_FIRST_TOUCH]		= "first_touch",
 	[NVX_BM_PIN_LONGTERM]		= "pin_longterm",
 };
-
-#define NVX_BENCH_RUNS		5	/* default runs per method and size */
-#define NVX_BENCH_MAX_RUNS	10000
-#define NVX_BENCH_SIZE		NVX_GIB	/* the size always measured */
-/* waiting for the scrubber: give up after this long without progress */
-#define NVX_BENCH_CLEAN_TIMEOUT	(60 * NVX_NSEC_PER_SEC)
-#define NVX_BENCH_POLL		(10 * NVX_NSEC_PER_MSEC)
-#define NVX_BENCH_SCRUB_POLL	NVX_NSEC_PER_MSEC
-/* the userspace zeroing baselines: passes over a buffer of at most */
-#define NVX_BENCH_USER_RUNS	3
-#define NVX_BENCH_USER_MAX	(256 * NVX_MIB)
 
 /*
  * Without --size: beside 1G, 4G if it fits and the largest of the others
@@ -98,103 +76,34 @@ static const uint64_t nvx_bench_sizes[] = {
 	4 * NVX_GIB, 8 * NVX_GIB, 16 * NVX_GIB, 32 * NVX_GIB,
 };
 
-/**
- * struct nvx_bench_size - the results for one size
- * @bytes: the size.
- * @median_ns: per method, the median of the runs.
- * @min_ns: per method, the fastest run.
- * @setup_ns: median time of an nvx grant mapped with MAP_POPULATE (the
- *	grant, the mmap and one PMD per 2 MiB), without the writes.
- * @writes_ns: median time of the writes alone, one byte in every 4 KiB
- *	page of that populated mapping: what every method pays once its
- *	memory is mapped.
- * @map_median_ns: per method, the median of the runs that map (every
- *	page-table entry installed) and write nothing; for nvx, @setup_ns.
- * @map_min_ns: and the fastest of them.
- */
-struct nvx_bench_size {
-	uint64_t bytes;
-	uint64_t median_ns[NVX_BM_COUNT];
-	uint64_t min_ns[NVX_BM_COUNT];
-	uint64_t setup_ns;
-	uint64_t writes_ns;
-	uint64_t map_median_ns[NVX_BM_COUNT];
-	uint64_t map_min_ns[NVX_BM_COUNT];
-};
-
-/**
- * struct nvx_bench - one run of bench grant
- * @ctx: the command's context; the device is open.
- * @node: the NUMA node the grants come from, and the pool grows on.
- * @runs: runs per method and size.
- * @piece_bytes: the pool's piece size.
- * @added: bytes the bench has added to the pool on @node so far, to be
- *	given back at the end.
- * @gup_fd: /sys/kernel/debug/gup_test, or -1.
- * @skip: per method, why it is not measured, or NULL.
- * @samples: @runs times per method, NVX_BM_COUNT * @runs, then @runs
- *	setup times and @runs write times (see struct nvx_bench_size), then
- *	@runs map-only times per method.
- * @sizes: the sizes measured, the largest last.
- * @nr_sizes: number of @sizes.
- * @nofit: why no larger size is measured, or "".
- * @clean_again_ns: time from releasing a grant of the largest size until
- *	the pool held no dirty memory again.
- * @scrubbed_bytes: growth of the pool's scrubbed_bytes meanwhile.
- * @scrub_ns: growth of the pool's scrub_ns meanwhile.
- * @gup_why: room for @skip[NVX_BM_PIN_LONGTERM].
- * @thp: the transparent hugepage mode ("always", "madvise", "never"),
- *	or "".
- * @scrub_rate: the scrub_rate_mbps module parameter (0: no limit).
- * @nt: the zero_nontemporal module parameter: 1, 0, or -1 when the
- *	kernel has none (the scrubber uses clear_page()).
- * @alt_scrubbed_bytes: with the other zeroing method (@nt flipped for
- *	one more release of the largest grant): scrubbed_bytes' growth;
- * @alt_scrub_ns: and scrub_ns's.
- * @user_bytes: the buffer the userspace baselines zero.
- * @user_memset_ns: fastest of NVX_BENCH_USER_RUNS memset()s of it.
- * @user_nt_ns: fastest of as many passes of 16-byte non-temporal stores.
- */
-struct nvx_bench {
-	struct nvx_ctx *ctx;
-	uint32_t node;
-	unsigned int runs;
-	uint64_t piece_bytes;
-	uint64_t added;
-	int gup_fd;
-	const char *skip[NVX_BM_COUNT];
-	uint64_t *samples;
-	struct nvx_bench_size sizes[3];
-	unsigned int nr_sizes;
-	char nofit[256];
-	uint64_t clean_again_ns;
-	uint64_t scrubbed_bytes;
-	uint64_t scrub_ns;
-	char gup_why[160];
-	char thp[16];
-	uint64_t scrub_rate;
-	int nt;
-	uint64_t alt_scrubbed_bytes;
-	uint64_t alt_scrub_ns;
-	uint64_t user_bytes;
-	uint64_t user_memset_ns;
-	uint64_t user_nt_ns;
-};
-
 static uint64_t nvx_round_up(uint64_t v, uint64_t to)
 {
 	return (v + to - 1) / to * to;
 }
 
-static double nvx_mib_per_s(uint64_t bytes, uint64_t ns)
+/**
+ * nvx_mib_per_s() - a rate
+ * @bytes: bytes moved
+ * @ns: in this many nanoseconds
+ *
+ * Return: MiB/s, or 0 for no time.
+ */
+double nvx_mib_per_s(uint64_t bytes, uint64_t ns)
 {
 	if (!ns)
 		return NAN;
 	return ((double)bytes / NVX_MIB) / ((double)ns / NVX_NSEC_PER_SEC);
 }
 
-/* The first line of a small text file, without its newline. */
-static bool nvx_read_line(const char *path, char *buf, size_t size)
+/**
+ * nvx_read_line() - the first line of a small text file
+ * @path: the file
+ * @buf: receives the line, without its newline
+ * @size: of @buf
+ *
+ * Return: true when it was read.
+ */
+bool nvx_read_line(const char *path, char *buf, size_t size)
 {
 	FILE *f = fopen(path, "re");
 	bool ok;
@@ -374,14 +283,19 @@ static int nvx_bench_make_room(struct nvx_bench *b, uint64_t bytes,
 	return 0;
 }
 
-/*
- * Wait until the pool holds no dirty memory (the scrubber is idle),
- * polling every @poll_ns; give up after NVX_BENCH_CLEAN_TIMEOUT in which
- * the dirty memory did not shrink. *@at_ns, if given, is when it was seen
- * clean.
+/**
+ * nvx_bench_wait_clean() - wait until the pool holds no dirty memory
+ * @b: the bench
+ * @poll_ns: how often to look
+ * @at_ns: if not NULL, receives when it was seen clean
+ *
+ * Gives up after NVX_BENCH_CLEAN_TIMEOUT in which the dirty memory did
+ * not shrink.
+ *
+ * Return: NVX_EXIT_OK, or an NVX_EXIT_* status after a message.
  */
-static int nvx_bench_wait_clean(struct nvx_bench *b, uint64_t poll_ns,
-				uint64_t *at_ns)
+int nvx_bench_wait_clean(struct nvx_bench *b, uint64_t poll_ns,
+			 uint64_t *at_ns)
 {
 	struct timespec ts = {
 		.tv_sec = poll_ns / NVX_NSEC_PER_SEC,
@@ -459,75 +373,6 @@ static void nvx_bench_probe(struct nvx_bench *b)
 	b->nt = -1;
 	if (nvx_read_line(NVX_PARAM_PATH "zero_nontemporal", line, sizeof(line)))
 		b->nt = line[0] == 'Y';
-}
-
-/* Set the zero_nontemporal module parameter: 0, or -errno. */
-static int nvx_bench_set_nt(int on)
-{
-	int fd = open(NVX_PARAM_PATH "zero_nontemporal", O_WRONLY | O_CLOEXEC);
-	int err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, on ? "Y" : "N", 1) != 1)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
-/* 16-byte non-temporal stores of zero over @len (a multiple of 64) */
-static void nvx_zero_nt_user(void *p, size_t len)
-{
-	__m128i z = _mm_setzero_si128();
-	char *q = p, *end = q + len;
-
-	for (; q < end; q += 64) {
-		_mm_stream_si128((__m128i *)q, z);
-		_mm_stream_si128((__m128i *)(q + 16), z);
-		_mm_stream_si128((__m128i *)(q + 32), z);
-		_mm_stream_si128((__m128i *)(q + 48), z);
-	}
-	_mm_sfence();
-}
-
-/*
- * What this machine's CPU clears from userspace, in the same run: the
- * fastest of NVX_BENCH_USER_RUNS passes of memset() and of non-temporal
- * stores over one populated buffer (up to NVX_BENCH_USER_MAX).
- */
-static int nvx_bench_user_zero(struct nvx_bench *b, uint64_t bytes)
-{
-	uint64_t len = bytes < NVX_BENCH_USER_MAX ? bytes : NVX_BENCH_USER_MAX;
-	uint64_t t, ns;
-	unsigned int i;
-	char *p;
-
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (p == MAP_FAILED) {
-		nvx_err("bench grant: a buffer of %llu MiB to zero: %s",
-			(unsigned long long)(len >> 20), strerror(errno));
-		return NVX_EXIT_FAIL;
-	}
-	b->user_bytes = len;
-	b->user_memset_ns = UINT64_MAX;
-	b->user_nt_ns = UINT64_MAX;
-	for (i = 0; i < NVX_BENCH_USER_RUNS; i++) {
-		t = nvx_now_ns();
-		memset(p, 0, len);
-		/* the buffer is used: the memset is not left out */
-		__asm__ __volatile__("" : : "r" (p) : "memory");
-		ns = nvx_now_ns() - t;
-		if (ns < b->user_memset_ns)
-			b->user_memset_ns = ns;
-		t = nvx_now_ns();
-		nvx_zero_nt_user(p, len);
-		ns = nvx_now_ns() - t;
-		if (ns < b->user_nt_ns)
-			b->user_nt_ns = ns;
-	}
-	munmap(p, len);
-	return NVX_EXIT_OK;
 }
 
 /*
@@ -716,88 +561,6 @@ static int nvx_bench_measure(struct nvx_bench *b, struct nvx_bench_size *sz)
 	return NVX_EXIT_OK;
 }
 
-/*
- * How fast the scrubber makes a released grant of @bytes clean again:
- * from the release until the pool holds no dirty memory, and by the
- * pool's own counters.
- */
-static int nvx_bench_scrub(struct nvx_bench *b, uint64_t bytes)
-{
-	struct nvx_pool_stats s0, s1;
-	char h[NVX_FMT_BYTES_LEN];
-	uint64_t t0, t1;
-	int ret, err, fd;
-	void *p;
-
-	ret = nvx_bench_wait_clean(b, NVX_BENCH_POLL, NULL);
-	if (ret)
-		return ret;
-	err = -nvx_grant_new(b->ctx->fd, b->node, bytes, NVX_GRANT_CLOEXEC, &fd);
-	if (err) {
-		nvx_err("%s: scrub: a grant of %s on node %u: %s",
-			b->ctx->path, nvx_fmt_bytes(h, sizeof(h), bytes),
-			b->node, nvx_pool_strerror(NVX_IOC_GRANT, err));
-		return NVX_EXIT_FAIL;
-	}
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p != MAP_FAILED) {
-		nvx_touch_pages(p, bytes, false);
-		munmap(p, bytes);
-	}
-	err = -nvx_pool_stats_get(b->ctx->fd, NVX_NODE_ANY, &s0);
-	t0 = nvx_now_ns();
-	close(fd);	/* the last reference: the grant returns as dirty */
-	if (err) {
-		nvx_err("%s: NVX_IOC_POOL_STATS: %s", b->ctx->path,
-			nvx_pool_strerror(NVX_IOC_POOL_STATS, err));
-		return NVX_EXIT_FAIL;
-	}
-	ret = nvx_bench_wait_clean(b, NVX_BENCH_SCRUB_POLL, &t1);
-	if (ret)
-		return ret;
-	err = -nvx_pool_stats_get(b->ctx->fd, NVX_NODE_ANY, &s1);
-	if (err) {
-		nvx_err("%s: NVX_IOC_POOL_STATS: %s", b->ctx->path,
-			nvx_pool_strerror(NVX_IOC_POOL_STATS, err));
-		return NVX_EXIT_FAIL;
-	}
-	b->clean_again_ns = t1 - t0;
-	b->scrubbed_bytes = s1.scrubbed_bytes - s0.scrubbed_bytes;
-	b->scrub_ns = s1.scrub_ns - s0.scrub_ns;
-	return NVX_EXIT_OK;
-}
-
-/*
- * The scrubber with the zeroing method in use, then, where the kernel
- * has the choice and lets root make it, once with the other method (the
- * parameter restored after).
- */
-static int nvx_bench_scrubs(struct nvx_bench *b, uint64_t bytes)
-{
-	uint64_t again, scrubbed, ns;
-	int ret, err;
-
-	ret = nvx_bench_scrub(b, bytes);
-	if (ret || b->nt < 0 || nvx_bench_set_nt(!b->nt))
-		return ret;
-	again = b->clean_again_ns;
-	scrubbed = b->scrubbed_bytes;
-	ns = b->scrub_ns;
-	ret = nvx_bench_scrub(b, bytes);
-	b->alt_scrubbed_bytes = b->scrubbed_bytes;
-	b->alt_scrub_ns = b->scrub_ns;
-	b->clean_again_ns = again;
-	b->scrubbed_bytes = scrubbed;
-	b->scrub_ns = ns;
-	err = nvx_bench_set_nt(b->nt);
-	if (err && !ret) {
-		nvx_err("bench grant: restoring " NVX_PARAM_PATH "zero_nontemporal: %s",
-			strerror(-err));
-		ret = NVX_EXIT_FAIL;
-	}
-	return ret;
-}
-
 /* Choose the sizes, make room for them, measure. */
 static int nvx_bench_body(struct nvx_bench *b, uint64_t size,
 			  bool size_given)
@@ -858,23 +621,6 @@ static double nvx_bench_ratio(const struct nvx_bench *b,
 	if (b->skip[m] || !sz->median_ns[NVX_BM_NVX])
 		return NAN;
 	return (double)sz->median_ns[m] / (double)sz->median_ns[NVX_BM_NVX];
-}
-
-static const char *nvx_bench_method_name(int nt)
-{
-	return nt > 0 ? "nontemporal" : "clear_page";
-}
-
-/* The scrubber's rate over the faster of the userspace baselines. */
-static double nvx_bench_scrub_vs_user(const struct nvx_bench *b)
-{
-	uint64_t user = b->user_memset_ns < b->user_nt_ns ?
-			b->user_memset_ns : b->user_nt_ns;
-
-	if (!b->scrub_ns || !user)
-		return NAN;
-	return nvx_mib_per_s(b->scrubbed_bytes, b->scrub_ns) /
-	       nvx_mib_per_s(b->user_bytes, user);
 }
 
 /* The map-only median of @m over nvx's (grant + populated mmap). */
@@ -941,37 +687,7 @@ static void nvx_bench_print_json(struct nvx_bench *b)
 		if (b->skip[m])
 			nvx_json_str(j, nvx_bm_names[m], b->skip[m]);
 	nvx_json_end(j);
-	nvx_json_object_begin(j, "scrub");
-	nvx_json_u64(j, "bytes", big->bytes);
-	nvx_json_u64(j, "clean_again_ns", b->clean_again_ns);
-	nvx_json_double(j, "mib_per_s",
-			nvx_mib_per_s(big->bytes, b->clean_again_ns));
-	nvx_json_u64(j, "scrubbed_bytes", b->scrubbed_bytes);
-	nvx_json_u64(j, "scrub_ns", b->scrub_ns);
-	nvx_json_double(j, "scrubber_mib_per_s",
-			nvx_mib_per_s(b->scrubbed_bytes, b->scrub_ns));
-	if (b->scrub_rate)
-		nvx_json_u64(j, "rate_limit_mbps", b->scrub_rate);
-	else
-		nvx_json_null(j, "rate_limit_mbps");
-	nvx_json_str(j, "method", nvx_bench_method_name(b->nt));
-	if (b->alt_scrub_ns) {
-		nvx_json_str(j, "other_method", nvx_bench_method_name(!b->nt));
-		nvx_json_double(j, "other_method_mib_per_s",
-				nvx_mib_per_s(b->alt_scrubbed_bytes,
-					      b->alt_scrub_ns));
-	} else {
-		nvx_json_null(j, "other_method");
-		nvx_json_null(j, "other_method_mib_per_s");
-	}
-	nvx_json_u64(j, "user_bytes", b->user_bytes);
-	nvx_json_double(j, "user_memset_mib_per_s",
-			nvx_mib_per_s(b->user_bytes, b->user_memset_ns));
-	nvx_json_double(j, "user_nontemporal_mib_per_s",
-			nvx_mib_per_s(b->user_bytes, b->user_nt_ns));
-	nvx_json_double(j, "scrubber_vs_fastest_user",
-			nvx_bench_scrub_vs_user(b));
-	nvx_json_end(j);
+	nvx_bench_scrub_json(b, big->bytes);
 	nvx_json_double(j, "touch_ratio",
 			nvx_bench_ratio(b, big, NVX_BM_MAP_POPULATE));
 	nvx_json_double(j, "headline",
@@ -1014,7 +730,7 @@ static void nvx_bench_print_table(const struct nvx_bench *b, bool map_only)
 static void nvx_bench_print_text(struct nvx_bench *b)
 {
 	const struct nvx_bench_size *big = &b->sizes[b->nr_sizes - 1];
-	char h[NVX_FMT_BYTES_LEN], h2[NVX_FMT_BYTES_LEN];
+	char h[NVX_FMT_BYTES_LEN];
 	unsigned int i;
 
 	printf("%s\n",
@@ -1043,30 +759,7 @@ static void nvx_bench_print_text(struct nvx_bench *b)
 		printf("\nnot measured: %s\n", b->nofit);
 
 	nvx_fmt_bytes(h, sizeof(h), big->bytes);
-	printf("\nscrub: a released grant of %s was clean again after %.3f ms (%.1f MiB/s)\n",
-	       h, (double)b->clean_again_ns / NVX_NSEC_PER_MSEC,
-	       nvx_mib_per_s(big->bytes, b->clean_again_ns));
-	printf("scrubber: zeroed %s in %.3f ms of its own time (%.1f MiB/s; %s)\n",
-	       nvx_fmt_bytes(h2, sizeof(h2), b->scrubbed_bytes),
-	       (double)b->scrub_ns / NVX_NSEC_PER_MSEC,
-	       nvx_mib_per_s(b->scrubbed_bytes, b->scrub_ns),
-	       "scrubbed_bytes / scrub_ns");
-	printf("scrubber zeroing method: %s (zero_nontemporal)\n",
-	       nvx_bench_method_name(b->nt));
-	if (b->alt_scrub_ns)
-		printf("scrubber with %s instead: %.1f MiB/s\n",
-		       nvx_bench_method_name(!b->nt),
-		       nvx_mib_per_s(b->alt_scrubbed_bytes, b->alt_scrub_ns));
-	printf("userspace, %s buffer, fastest of %d: memset %.1f MiB/s, ",
-	       nvx_fmt_bytes(h2, sizeof(h2), b->user_bytes), NVX_BENCH_USER_RUNS,
-	       nvx_mib_per_s(b->user_bytes, b->user_memset_ns));
-	printf("non-temporal stores %.1f MiB/s\n",
-	       nvx_mib_per_s(b->user_bytes, b->user_nt_ns));
-	printf("scrubber / fastest userspace: %.2f\n",
-	       nvx_bench_scrub_vs_user(b));
-	if (b->scrub_rate)
-		printf("scrubber rate limit: %llu MiB/s (scrub_rate_mbps)\n",
-		       (unsigned long long)b->scrub_rate);
+	nvx_bench_scrub_text(b, big->bytes);
 	printf("\nheadline: at %s, mapping only, map_populate takes %.2f times as long as nvx\n",
 	       h, nvx_bench_map_ratio(b, big, NVX_BM_MAP_POPULATE));
 	printf("touch_ratio: at %s, with the writes, %.2f times\n", h,
