@@ -29,8 +29,8 @@
  * scrubber, a kthread at the lowest priority, zeroes dirty chunks whose
  * pages nobody else references (a page still pinned by a device or a
  * long-term GUP user is left alone until the pin goes) and makes them
- * clean again, a piece at a time. Shrink releases clean chunks first, then unpinned dirty
- * ones, and never waits for a grant.
+ * clean again, a piece at a time. Shrink releases clean chunks first,
+ * then unpinned dirty ones, and never waits for a grant.
  *
  * Locking: each node's lists and counters are under node->lock (a
  * spinlock: no sleeping, no allocation under it). nvx_pool.resize_lock
@@ -239,10 +239,9 @@ static unsigned long nvx_chunk_end_pfn(struct nvx_chunk *c)
  * @c: the chunk, on no list; counted by the caller.
  *
  * A clean chunk of the same origin (first pfn and size of the allocation)
- * that ends where @c starts takes @c in,
- * one that starts where @c ends is taken into @c: the pieces a grant or
- * the scrubber split off an allocation become one chunk again as they
- * come back clean. A descriptor merged away is freed. The clean list is
+ * that ends where @c starts takes @c in, one that starts where @c ends is
+ * taken into @c: the pieces a grant or the scrubber split off an
+ * allocation become one chunk again as they come back clean. A descriptor merged away is freed. The clean list is
  * scanned only for a chunk smaller than its allocation (one that was
  * split), and holds one chunk per allocation at rest.
  */
