@@ -241,9 +241,10 @@ static unsigned long nvx_chunk_end_pfn(struct nvx_chunk *c)
  * A clean chunk of the same origin (first pfn and size of the allocation)
  * that ends where @c starts takes @c in, one that starts where @c ends is
  * taken into @c: the pieces a grant or the scrubber split off an
- * allocation become one chunk again as they come back clean. A descriptor merged away is freed. The clean list is
- * scanned only for a chunk smaller than its allocation (one that was
- * split), and holds one chunk per allocation at rest.
+ * allocation become one chunk again as they come back clean. A
+ * descriptor merged away is freed. The clean list is scanned only for a
+ * chunk smaller than its allocation (one that was split), and holds one
+ * chunk per allocation at rest.
  */
 void nvx_chunk_clean(struct nvx_pool_node *n, struct nvx_chunk *c)
 {
