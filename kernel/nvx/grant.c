@@ -3,9 +3,10 @@
  * nvx grants: files that own pieces of the nvx_pool.
  *
  * NVX_IOC_GRANT takes pieces from the pool (clean ones, or dirty ones
- * zeroed on the caller's path, or after waiting for the scrubber) and
- * hands them out as a file: mmap() maps them with one PMD per piece on
- * first touch, GUP and KVM take references on their folios, and the
+ * zeroed on the caller's path, or after waiting for the scrubber), and
+ * with NVX_GRANT_BLOCKS 64 KiB blocks for what is left below a piece
+ * (small.c), and hands them out as a file: mmap() maps them with one PMD
+ * per piece and one PTE per page of a block on first touch, GUP and KVM take references on their folios, and the
  * last reference to the file returns them to the pool as dirty, once.
  * The memory is charged to the caller's RLIMIT_MEMLOCK unless it has
  * CAP_IPC_LOCK.
@@ -39,6 +40,8 @@ MODULE_PARM_DESC(grant_max_bytes, "largest single grant in bytes (0: no limit)")
  * @chunks: the chunks, in mapping order.
  * @pieces: the head page of every 2 MiB piece, in mapping order.
  * @nr_pieces: number of pieces in @pieces (the chunks hold as many).
+ * @blocks: the 64 KiB blocks after the pieces, in mapping order.
+ * @nr_blocks: number of blocks in @blocks, below NVX_PIECE_BLOCKS.
  * @nid: node of the chunks.
  * @user: the user charged for the memory (RLIMIT_MEMLOCK), or NULL.
  * @accounted: pages charged to @user.
@@ -47,6 +50,8 @@ struct nvx_grant {
 	struct list_head chunks;
 	struct page **pieces;
 	unsigned long nr_pieces;
+	struct nvx_block_ref blocks[NVX_PIECE_BLOCKS - 1];
+	unsigned long nr_blocks;
 	int nid;
 	struct user_struct *user;
 	unsigned long accounted;
@@ -221,6 +226,61 @@ static long nvx_grant_fill(struct nvx_grant *g, int nid, unsigned long nr,
 	return ret;
 }
 
+/*
+ * Take @nb blocks of node @nid for @g, as nvx_grant_fill() takes pieces:
+ * dirty ones are marked in g->blocks for the caller to zero. Returns 0 or
+ * a negative errno.
+ */
+static int nvx_grant_fill_blocks(struct nvx_grant *g, int nid,
+				 unsigned long nb, u32 flags)
+{
+	bool dirty_ok = !(flags & (NVX_GRANT_WAIT | NVX_GRANT_CLEAN_ONLY));
+	long ret;
+
+	for (;;) {
+		ret = nvx_small_take(nid, nb, dirty_ok, g->blocks);
+		if (ret != -EAGAIN || (flags & NVX_GRANT_CLEAN_ONLY))
+			break;
+		wake_up(&nvx_pool.scrub_wq);
+		if (wait_event_interruptible_timeout(nvx_pool.clean_wq,
+						     nvx_small_may_succeed(nid, nb, dirty_ok),
+						     HZ) < 0) {
+			ret = -EINTR;
+			break;
+		}
+	}
+	if (ret < 0)
+		return ret;
+	g->nr_blocks = nb;
+	return 0;
+}
+
+/*
+ * Fill @g with @nr pieces and @nb blocks of node @nid: blocks first,
+ * given back (dirty) when the pieces fail. Returns as nvx_grant_fill().
+ */
+static long nvx_grant_fill_node(struct nvx_grant *g, int nid,
+				unsigned long nr, unsigned long nb, u32 flags)
+{
+	long ret = 0;
+
+	if (nb) {
+		ret = nvx_grant_fill_blocks(g, nid, nb, flags);
+		if (ret)
+			return ret;
+	}
+	if (nr) {
+		ret = nvx_grant_fill(g, nid, nr, flags);
+		if (ret < 0 && g->nr_blocks) {
+			nvx_small_return(g->blocks, g->nr_blocks);
+			g->nr_blocks = 0;
+			atomic_inc(&nvx_pool.returns);
+			wake_up(&nvx_pool.scrub_wq);
+		}
+	}
+	return ret;
+}
+
 static void nvx_grant_return(struct nvx_grant *g)
 {
 	struct nvx_chunk *c, *tmp;
@@ -235,15 +295,16 @@ static void nvx_grant_return(struct nvx_grant *g)
 		spin_unlock(&n->lock);
 	}
 	g->nr_pieces = 0;
+	nvx_small_return(g->blocks, g->nr_blocks);
+	g->nr_blocks = 0;
 	atomic_inc(&nvx_pool.returns);
 	wake_up(&nvx_pool.scrub_wq);
 }
 
 static void nvx_grant_free(struct nvx_grant *g)
 {
-	if (g->nr_pieces) {
-		trace_nvx_grant_release(g->nid,
-					(u64)g->nr_pieces * NVX_PIECE_BYTES);
+	if (g->nr_pieces || g->nr_blocks) {
+		trace_nvx_grant_release(g->nid, nvx_grant_bytes(g));
 		nvx_grant_return(g);
 	}
 	if (g->user) {
@@ -266,15 +327,24 @@ static int nvx_grant_release(struct inode *inode, struct file *file)
  * @g: the grant.
  * @pgoff: page offset in the grant, below nvx_grant_bytes() >> PAGE_SHIFT.
  *
- * The pages of one chunk (NVX_POOL_PIECE_SHIFT) are physically
- * contiguous, in the direct map, and belong to one compound folio.
+ * The pages of one piece (NVX_POOL_PIECE_SHIFT) are physically
+ * contiguous, in the direct map, and belong to one compound folio; those
+ * of one block (NVX_POOL_BLOCK_SHIFT, after the pieces) are physically
+ * contiguous, in the direct map, and each a folio of its own.
  *
  * Return: the page.
  */
 struct page *nvx_grant_page(struct nvx_grant *g, unsigned long pgoff)
 {
-	return nth_page(g->pieces[pgoff >> NVX_PIECE_ORDER],
-			pgoff & (NVX_PIECE_PAGES - 1));
+	unsigned long b;
+
+	if (pgoff < g->nr_pieces * NVX_PIECE_PAGES)
+		return nth_page(g->pieces[pgoff >> NVX_PIECE_ORDER],
+				pgoff & (NVX_PIECE_PAGES - 1));
+	pgoff -= g->nr_pieces * NVX_PIECE_PAGES;
+	b = pgoff >> NVX_BLOCK_ORDER;
+	return nth_page(nvx_small_block(g->blocks[b].s, g->blocks[b].idx),
+			pgoff & (NVX_BLOCK_PAGES - 1));
 }
 EXPORT_SYMBOL_GPL(nvx_grant_page);
 
@@ -289,7 +359,7 @@ static vm_fault_t nvx_grant_fault(struct vm_fault *vmf)
 {
 	struct nvx_grant *g = vmf->vma->vm_file->private_data;
 
-	if (vmf->pgoff >= g->nr_pieces * NVX_PIECE_PAGES)
+	if (vmf->pgoff >= nvx_grant_bytes(g) >> PAGE_SHIFT)
 		return VM_FAULT_SIGBUS;
 	vmf->page = nvx_grant_page(g, vmf->pgoff);
 	get_page(vmf->page);
@@ -344,7 +414,7 @@ static const struct vm_operations_struct nvx_grant_vm_ops = {
 static int nvx_grant_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct nvx_grant *g = file->private_data;
-	unsigned long total = g->nr_pieces * NVX_PIECE_PAGES;
+	unsigned long total = nvx_grant_bytes(g) >> PAGE_SHIFT;
 	unsigned long pgoff = vma->vm_pgoff, npages = vma_pages(vma);
 
 	if (!(vma->vm_flags & VM_SHARED))
@@ -365,9 +435,11 @@ static int nvx_grant_ioc_info(struct nvx_ucmd *ucmd)
 	if (info->flags)
 		return -EINVAL;
 	info->node = g->nid;
-	info->bytes = (u64)g->nr_pieces * NVX_PIECE_BYTES;
+	info->bytes = nvx_grant_bytes(g);
 	info->piece_bytes = NVX_PIECE_BYTES;
 	info->nr_pieces = g->nr_pieces;
+	info->block_bytes = NVX_BLOCK_BYTES;
+	info->nr_blocks = g->nr_blocks;
 	return 0;
 }
 
@@ -385,18 +457,28 @@ static int nvx_grant_ioc_ranges(struct nvx_ucmd *ucmd)
 	if (r->flags)
 		return -EINVAL;
 
-	for (i = 0; i < g->nr_pieces; i++) {
-		u64 phys = PFN_PHYS(page_to_pfn(g->pieces[i]));
+	for (i = 0; i < g->nr_pieces + g->nr_blocks; i++) {
+		u64 phys, len = NVX_PIECE_BYTES;
+		struct page *page;
 
+		if (i < g->nr_pieces) {
+			page = g->pieces[i];
+		} else {
+			struct nvx_block_ref *b = &g->blocks[i - g->nr_pieces];
+
+			page = nvx_small_block(b->s, b->idx);
+			len = NVX_BLOCK_BYTES;
+		}
+		phys = PFN_PHYS(page_to_pfn(page));
 		if (count && cur.phys + cur.bytes == phys) {
-			cur.bytes += NVX_PIECE_BYTES;
+			cur.bytes += len;
 			continue;
 		}
 		if (count && count <= room &&
 		    copy_to_user(&out[count - 1], &cur, sizeof(cur)))
 			return -EFAULT;
 		cur.phys = phys;
-		cur.bytes = NVX_PIECE_BYTES;
+		cur.bytes = len;
 		count++;
 		cond_resched();
 	}
@@ -410,6 +492,7 @@ static int nvx_grant_ioc_ranges(struct nvx_ucmd *ucmd)
 static const struct nvx_ioctl_op nvx_grant_ops[] = {
 	NVX_IOCTL_OP(NVX_IOC_GRANT_BASE, NVX_GRANT_IOC_INFO,
 		     nvx_grant_ioc_info, struct nvx_grant_info, nr_pieces, 0),
+	/* sizes from before block_bytes and nr_blocks were added work */
 	NVX_IOCTL_OP(NVX_IOC_GRANT_BASE, NVX_GRANT_IOC_RANGES,
 		     nvx_grant_ioc_ranges, struct nvx_grant_ranges, ranges,
 		     NVX_IOCTL_OUT_ON_ERROR),
@@ -421,10 +504,12 @@ static void nvx_grant_show_fdinfo(struct seq_file *m, struct file *file)
 	struct nvx_grant *g = file->private_data;
 
 	seq_puts(m, "nvx-object:\tgrant\n");
-	seq_printf(m, "bytes:\t%llu\n", (u64)g->nr_pieces * NVX_PIECE_BYTES);
+	seq_printf(m, "bytes:\t%llu\n", nvx_grant_bytes(g));
 	seq_printf(m, "node:\t%d\n", g->nid);
 	seq_printf(m, "pieces:\t%lu\n", g->nr_pieces);
 	seq_printf(m, "piece_bytes:\t%llu\n", NVX_PIECE_BYTES);
+	seq_printf(m, "blocks:\t%lu\n", g->nr_blocks);
+	seq_printf(m, "block_bytes:\t%llu\n", NVX_BLOCK_BYTES);
 	seq_printf(m, "charged_pages:\t%lu\n", g->accounted);
 }
 
@@ -462,13 +547,32 @@ EXPORT_SYMBOL_GPL(nvx_grant_fget);
  * nvx_grant_bytes() - size of a grant
  * @g: the grant.
  *
- * Return: its size in bytes, a multiple of the chunk size.
+ * Return: its size in bytes: whole pieces, then blocks.
  */
 u64 nvx_grant_bytes(const struct nvx_grant *g)
 {
-	return (u64)g->nr_pieces * NVX_PIECE_BYTES;
+	return (u64)g->nr_pieces * NVX_PIECE_BYTES +
+	       (u64)g->nr_blocks * NVX_BLOCK_BYTES;
 }
 EXPORT_SYMBOL_GPL(nvx_grant_bytes);
+
+/**
+ * nvx_grant_contig_bytes() - the contiguous unit of a grant at an offset
+ * @g: the grant.
+ * @off: a byte offset in it, below nvx_grant_bytes().
+ *
+ * Every naturally aligned range of this size in @g is physically
+ * contiguous and in the direct map: a piece in the whole pieces at the
+ * start of a grant, a block after them.
+ *
+ * Return: NVX_PIECE_BYTES or NVX_BLOCK_BYTES.
+ */
+u64 nvx_grant_contig_bytes(const struct nvx_grant *g, u64 off)
+{
+	return off < (u64)g->nr_pieces * NVX_PIECE_BYTES ? NVX_PIECE_BYTES :
+							   NVX_BLOCK_BYTES;
+}
+EXPORT_SYMBOL_GPL(nvx_grant_contig_bytes);
 
 /*
  * Fill @g from any node: the caller's first, then any other that has
@@ -477,19 +581,19 @@ EXPORT_SYMBOL_GPL(nvx_grant_bytes);
  * room" (-ENOSPC).
  */
 static long nvx_grant_fill_any(struct nvx_grant *g, unsigned long nr,
-			       u32 flags)
+			       unsigned long nb, u32 flags)
 {
 	int first = numa_node_id(), nid;
 	long ret, err;
 
-	ret = nvx_grant_fill(g, first, nr, flags);
+	ret = nvx_grant_fill_node(g, first, nr, nb, flags);
 	err = ret;
 	for_each_online_node(nid) {
 		if (ret >= 0 || ret == -EINTR)
 			return ret;
 		if (nid == first)
 			continue;
-		ret = nvx_grant_fill(g, nid, nr, flags);
+		ret = nvx_grant_fill_node(g, nid, nr, nb, flags);
 		if (ret == -EAGAIN)
 			err = ret;
 	}
@@ -506,12 +610,12 @@ static long nvx_grant_fill_any(struct nvx_grant *g, unsigned long nr,
 int nvx_pool_ioc_grant(struct nvx_ucmd *ucmd)
 {
 	struct nvx_grant_create *req = ucmd->arg;
-	unsigned long nr, i;
+	unsigned long nr, nb = 0, i;
 	struct nvx_grant *g;
 	struct file *gfile;
 	int ret, fd, nid;
 	long dirty = 0;
-	u64 bytes, t0 = 0;
+	u64 bytes, zeroed, t0 = 0;
 
 	if (trace_nvx_grant_enabled())
 		t0 = ktime_get_ns();
@@ -519,14 +623,21 @@ int nvx_pool_ioc_grant(struct nvx_ucmd *ucmd)
 		return -EINVAL;
 	if ((req->flags & NVX_GRANT_WAIT) && (req->flags & NVX_GRANT_CLEAN_ONLY))
 		return -EINVAL;
+	if ((req->flags & NVX_GRANT_BLOCKS) &&
+	    !IS_ALIGNED(req->bytes, NVX_BLOCK_BYTES))
+		return -EINVAL;
 	ret = nvx_pool_check_req(req->node, req->bytes, &nr);
 	if (ret)
 		return ret;
-	bytes = (u64)nr * NVX_PIECE_BYTES;
+	if (req->flags & NVX_GRANT_BLOCKS) {
+		nr = req->bytes >> NVX_POOL_PIECE_SHIFT;
+		nb = (req->bytes & (NVX_PIECE_BYTES - 1)) >> NVX_POOL_BLOCK_SHIFT;
+	}
+	bytes = (u64)nr * NVX_PIECE_BYTES + (u64)nb * NVX_BLOCK_BYTES;
 	if (grant_max_bytes && bytes > grant_max_bytes)
 		return -EFBIG;
 	/* never more than the whole pool: bounds the allocations below */
-	if (nr > nvx_pool_total_pieces()) {
+	if (nr + !!nb > nvx_pool_total_pieces()) {
 		atomic64_inc(&nvx_pool.grant_failures);
 		return -ENOSPC;
 	}
@@ -550,22 +661,32 @@ int nvx_pool_ioc_grant(struct nvx_ucmd *ucmd)
 	}
 
 	if (req->node != NVX_NODE_ANY)
-		dirty = nvx_grant_fill(g, req->node, nr, req->flags);
+		dirty = nvx_grant_fill_node(g, req->node, nr, nb, req->flags);
 	else
-		dirty = nvx_grant_fill_any(g, nr, req->flags);
+		dirty = nvx_grant_fill_any(g, nr, nb, req->flags);
 	if (dirty < 0) {
 		ret = dirty;
 		if (ret == -ENOSPC || ret == -EAGAIN)
 			atomic64_inc(&nvx_pool.grant_failures);
 		goto err_free;
 	}
-	nid = list_first_entry(&g->chunks, struct nvx_chunk, list)->nid;
+	nid = nr ? list_first_entry(&g->chunks, struct nvx_chunk, list)->nid :
+		   g->blocks[0].s->nid;
 	g->nid = nid;
 
-	/* dirty pieces taken on the caller's path are zeroed here */
+	/* dirty pieces and blocks taken on the caller's path are zeroed here */
+	zeroed = (u64)dirty * NVX_PIECE_BYTES;
 	for (i = nr - dirty; i < nr; i++) {
 		nvx_piece_zero(g->pieces[i]);
 		atomic64_add(NVX_PIECE_BYTES, &nvx_pool.sync_zeroed_bytes);
+	}
+	for (i = 0; i < nb; i++) {
+		if (!g->blocks[i].dirty)
+			continue;
+		nvx_pages_zero(nvx_small_block(g->blocks[i].s, g->blocks[i].idx),
+			       NVX_BLOCK_PAGES);
+		zeroed += NVX_BLOCK_BYTES;
+		atomic64_add(NVX_BLOCK_BYTES, &nvx_pool.sync_zeroed_bytes);
 	}
 
 	/*
@@ -586,7 +707,7 @@ int nvx_pool_ioc_grant(struct nvx_ucmd *ucmd)
 	if (fd < 0)
 		return fd;
 	atomic64_inc(&nvx_pool.grants);
-	trace_nvx_grant(nid, bytes, dirty * NVX_PIECE_BYTES,
+	trace_nvx_grant(nid, bytes, zeroed,
 			t0 ? ktime_get_ns() - t0 : 0);
 	req->fd = fd;
 	req->granted = bytes;

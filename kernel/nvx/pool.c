@@ -123,24 +123,26 @@ static void nvx_zero_nt(void *p, size_t len)
 #endif
 
 /**
- * nvx_piece_zero() - zero one piece
- * @head: its head page.
+ * nvx_pages_zero() - zero physically contiguous pages
+ * @page: the first.
+ * @nr: how many; a piece or a block.
  *
  * With zero_nontemporal (x86-64), by non-temporal stores through the
  * direct map, 256 KiB between rescheduling points, fenced before the
- * caller publishes the piece as zeroed; otherwise clear_highpage() page
+ * caller publishes the memory as zeroed; otherwise clear_highpage() page
  * by page.
  */
-void nvx_piece_zero(struct page *head)
+void nvx_pages_zero(struct page *page, unsigned long nr)
 {
 	unsigned long i;
 
 #ifdef CONFIG_X86_64
 	if (READ_ONCE(zero_nontemporal)) {
-		char *p = page_address(head);
+		char *p = page_address(page);
+		size_t len = nr << PAGE_SHIFT;
 
-		for (i = 0; i < NVX_PIECE_BYTES; i += SZ_256K) {
-			nvx_zero_nt(p + i, SZ_256K);
+		for (i = 0; i < len; i += SZ_256K) {
+			nvx_zero_nt(p + i, min_t(size_t, len - i, SZ_256K));
 			cond_resched();
 		}
 		/* the stores are weakly ordered: visible before the list */
@@ -148,11 +150,22 @@ void nvx_piece_zero(struct page *head)
 		return;
 	}
 #endif
-	for (i = 0; i < NVX_PIECE_PAGES; i++) {
-		clear_highpage(nth_page(head, i));
+	for (i = 0; i < nr; i++) {
+		clear_highpage(nth_page(page, i));
 		if ((i & 63) == 63)
 			cond_resched();
 	}
+}
+
+/**
+ * nvx_piece_zero() - zero one piece
+ * @head: its head page.
+ *
+ * As nvx_pages_zero().
+ */
+void nvx_piece_zero(struct page *head)
+{
+	nvx_pages_zero(head, NVX_PIECE_PAGES);
 }
 
 /**
@@ -343,28 +356,37 @@ static unsigned long nvx_pool_grow_node(int nid, unsigned long nr,
 	return done;
 }
 
-/*
- * Take up to @max releasable pieces off node @nid: a clean chunk first,
- * then a dirty one nobody else references. Of a larger chunk only its
- * last @max pieces go and the rest stays where it was, in the same state:
- * no descriptor is allocated, so a shrink allocates nothing. Returns the
- * number of pieces taken (0 when there is none), the first one's page in
- * *@page, and in *@whole the chunk's descriptor when all of it was taken
- * (NULL otherwise).
+/**
+ * nvx_pool_take_releasable() - take pieces off the pool to release them
+ * @nid: the node.
+ * @max: at most this many pieces.
+ * @dirty_first: a dirty chunk nobody else references before a clean one
+ *	(whose zeroing would be lost), instead of the other way round.
+ * @page: out: the first piece's page.
+ * @whole: out: the chunk's descriptor when all of it was taken, or NULL.
+ *
+ * Of a larger chunk only its last @max pieces go and the rest stays where
+ * it was, in the same state: no descriptor is allocated, so a shrink
+ * allocates nothing. The pieces are no longer counted in the node.
+ *
+ * Return: the number of pieces taken, 0 when there is none.
  */
-static unsigned long nvx_pool_take_releasable(int nid, unsigned long max,
-					      struct page **page,
-					      struct nvx_chunk **whole)
+unsigned long nvx_pool_take_releasable(int nid, unsigned long max,
+				       bool dirty_first, struct page **page,
+				       struct nvx_chunk **whole)
 {
 	struct nvx_pool_node *n = nvx_node(nid);
 	struct nvx_chunk *c;
-	bool clean = true;
+	bool clean;
 	unsigned long got;
 
 	spin_lock(&n->lock);
-	c = list_first_entry_or_null(&n->clean, struct nvx_chunk, list);
-	if (c)
-		goto found;
+	if (!dirty_first) {
+		clean = true;
+		c = list_first_entry_or_null(&n->clean, struct nvx_chunk, list);
+		if (c)
+			goto found;
+	}
 	clean = false;
 	while ((c = list_first_entry_or_null(&n->dirty, struct nvx_chunk,
 					     list))) {
@@ -373,6 +395,12 @@ static unsigned long nvx_pool_take_releasable(int nid, unsigned long max,
 		n->nr_dirty -= c->nr;
 		list_move_tail(&c->list, &n->pinned);
 		n->nr_pinned += c->nr;
+	}
+	if (dirty_first) {
+		clean = true;
+		c = list_first_entry_or_null(&n->clean, struct nvx_chunk, list);
+		if (c)
+			goto found;
 	}
 	spin_unlock(&n->lock);
 	return 0;
@@ -400,12 +428,15 @@ found:
 
 static unsigned long nvx_pool_shrink_node(int nid, unsigned long nr)
 {
-	unsigned long done = 0, got, i;
+	unsigned long done, got, i;
 	struct nvx_chunk *whole;
 	struct page *page;
 
+	/* split pieces first: they are split again on demand */
+	done = nvx_small_shrink(nid, nr);
 	while (done < nr) {
-		got = nvx_pool_take_releasable(nid, nr - done, &page, &whole);
+		got = nvx_pool_take_releasable(nid, nr - done, false, &page,
+					       &whole);
 		if (!got)
 			break;
 		/* every piece is a folio of its own: the pool's reference */
@@ -558,6 +589,11 @@ static void nvx_pool_node_stats(int nid, struct nvx_pool_stats *s)
 			  NVX_PIECE_BYTES;
 	s->granted_bytes += (u64)n->nr_granted * NVX_PIECE_BYTES;
 	s->chunks += n->nr_chunks;
+	s->clean_bytes += (u64)n->nr_blocks_free * NVX_BLOCK_BYTES;
+	s->dirty_bytes += (u64)(n->nr_blocks_dirty + n->nr_blocks_pinned +
+				n->nr_blocks_scrubbing) * NVX_BLOCK_BYTES;
+	s->granted_bytes += (u64)n->nr_blocks_granted * NVX_BLOCK_BYTES;
+	s->small_bytes += (u64)n->nr_small * NVX_PIECE_BYTES;
 	spin_unlock(&n->lock);
 }
 
@@ -578,6 +614,8 @@ static int nvx_pool_ioc_stats(struct nvx_ucmd *ucmd)
 	s->dirty_bytes = 0;
 	s->granted_bytes = 0;
 	s->chunks = 0;
+	s->block_bytes = NVX_BLOCK_BYTES;
+	s->small_bytes = 0;
 	if (s->node == NVX_NODE_ANY) {
 		for_each_online_node(nid)
 			nvx_pool_node_stats(nid, s);
@@ -590,10 +628,14 @@ static int nvx_pool_ioc_stats(struct nvx_ucmd *ucmd)
 	s->scrubbed_bytes = atomic64_read(&nvx_pool.scrubbed_bytes);
 	s->scrub_ns = atomic64_read(&nvx_pool.scrub_ns);
 	s->sync_zeroed_bytes = atomic64_read(&nvx_pool.sync_zeroed_bytes);
+	s->small_splits = atomic64_read(&nvx_pool.small_splits);
 	return 0;
 }
 
-/* The sizes from before chunk_shift and chunks were added still work. */
+/*
+ * The sizes from before chunk_shift, chunks and the block counts were
+ * added still work.
+ */
 static const struct nvx_ioctl_op nvx_pool_ops[] = {
 	NVX_IOCTL_OP(NVX_IOC_POOL_BASE, NVX_IOC_POOL_GROW, nvx_pool_ioc_grow,
 		     struct nvx_pool_resize, done, NVX_IOCTL_OUT_ON_ERROR),
@@ -631,13 +673,13 @@ static int nvx_pool_show(struct seq_file *m, void *unused)
 	struct nvx_pool_stats s;
 	int nid;
 
-	seq_puts(m, "node total_bytes clean_bytes dirty_bytes granted_bytes chunks\n");
+	seq_puts(m, "node total_bytes clean_bytes dirty_bytes granted_bytes chunks small_bytes\n");
 	for_each_online_node(nid) {
 		memset(&s, 0, sizeof(s));
 		nvx_pool_node_stats(nid, &s);
-		seq_printf(m, "%d %llu %llu %llu %llu %llu\n", nid, s.total_bytes,
-			   s.clean_bytes, s.dirty_bytes, s.granted_bytes,
-			   s.chunks);
+		seq_printf(m, "%d %llu %llu %llu %llu %llu %llu\n", nid,
+			   s.total_bytes, s.clean_bytes, s.dirty_bytes,
+			   s.granted_bytes, s.chunks, s.small_bytes);
 	}
 	seq_printf(m, "piece_bytes %llu\n", NVX_PIECE_BYTES);
 	seq_printf(m, "grants %lld\n", atomic64_read(&nvx_pool.grants));
@@ -652,6 +694,18 @@ static int nvx_pool_show(struct seq_file *m, void *unused)
 	for_each_online_node(nid)
 		seq_printf(m, "merges %d %lu\n", nid,
 			   READ_ONCE(nvx_node(nid)->merges));
+	seq_printf(m, "small_splits %lld\n",
+		   atomic64_read(&nvx_pool.small_splits));
+	for_each_online_node(nid) {
+		struct nvx_pool_node *n = nvx_node(nid);
+
+		spin_lock(&n->lock);
+		seq_printf(m, "blocks %d free %lu dirty %lu pinned %lu scrubbing %lu granted %lu\n",
+			   nid, n->nr_blocks_free, n->nr_blocks_dirty,
+			   n->nr_blocks_pinned, n->nr_blocks_scrubbing,
+			   n->nr_blocks_granted);
+		spin_unlock(&n->lock);
+	}
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(nvx_pool);
@@ -678,6 +732,7 @@ static void nvx_pool_free_all(void)
 		/* a page still pinned elsewhere is freed when its pin goes */
 		list_for_each_entry_safe(c, tmp, &list, list)
 			nvx_chunk_free(c);
+		nvx_small_free_all(nid);
 	}
 }
 
@@ -706,6 +761,7 @@ int __init nvx_pool_init(void)
 		INIT_LIST_HEAD(&nvx_pool.nodes[nid].clean);
 		INIT_LIST_HEAD(&nvx_pool.nodes[nid].dirty);
 		INIT_LIST_HEAD(&nvx_pool.nodes[nid].pinned);
+		INIT_LIST_HEAD(&nvx_pool.nodes[nid].small);
 	}
 	mutex_init(&nvx_pool.resize_lock);
 	init_waitqueue_head(&nvx_pool.scrub_wq);

@@ -19,6 +19,12 @@
 #define NVX_PIECE_ORDER		(NVX_POOL_PIECE_SHIFT - PAGE_SHIFT)
 #define NVX_PIECE_PAGES		BIT(NVX_PIECE_ORDER)
 #define NVX_PIECE_BYTES		BIT_ULL(NVX_POOL_PIECE_SHIFT)
+/* A block: the unit of small grants, 32 to a piece split for them. */
+#define NVX_BLOCK_ORDER		(NVX_POOL_BLOCK_SHIFT - PAGE_SHIFT)
+#define NVX_BLOCK_PAGES		BIT(NVX_BLOCK_ORDER)
+#define NVX_BLOCK_BYTES		BIT_ULL(NVX_POOL_BLOCK_SHIFT)
+#define NVX_PIECE_BLOCKS	(NVX_PIECE_PAGES / NVX_BLOCK_PAGES)
+#define NVX_SMALL_ALL		GENMASK(NVX_PIECE_BLOCKS - 1, 0)
 
 /**
  * struct nvx_chunk - one chunk of pool memory
@@ -44,6 +50,43 @@ struct nvx_chunk {
 };
 
 /**
+ * struct nvx_small - a piece split into blocks, for small grants
+ * @list: on its node's small list.
+ * @page: first of NVX_PIECE_PAGES physically contiguous order-0 pages
+ *	(split_page()): each has a reference count of its own, so that a
+ *	pin is seen on the block it pins; the pool holds one on each.
+ * @nid: NUMA node of the memory.
+ * @free: blocks zeroed and not granted (bit i: block i).
+ * @dirty: blocks returned, to be zeroed.
+ * @pinned: returned blocks someone else still references.
+ * @scrubbing: blocks off the other masks while being zeroed.
+ *
+ * A block in none of the masks is granted. The masks are under the
+ * node's lock.
+ */
+struct nvx_small {
+	struct list_head list;
+	struct page *page;
+	int nid;
+	u32 free;
+	u32 dirty;
+	u32 pinned;
+	u32 scrubbing;
+};
+
+/**
+ * struct nvx_block_ref - one block of a grant
+ * @s: the piece it is in.
+ * @idx: its index in @s.
+ * @dirty: taken dirty: the grant zeroes it before handing it out.
+ */
+struct nvx_block_ref {
+	struct nvx_small *s;
+	u8 idx;
+	bool dirty;
+};
+
+/**
  * struct nvx_pool_node - the pool's memory on one NUMA node
  * @lock: protects the lists and the counters.
  * @clean: zeroed chunks.
@@ -61,6 +104,14 @@ struct nvx_chunk {
  * @nr_pinned: pieces on @pinned.
  * @nr_chunks: chunks (of any size) on this node in any state.
  * @merges: clean chunks merged into a neighbour of the same origin.
+ * @small: pieces split into blocks (struct nvx_small); counted in
+ *	@nr_total, and in none of the piece counters above.
+ * @nr_small: pieces on @small.
+ * @nr_blocks_free: blocks of @small in their free masks; likewise
+ * @nr_blocks_dirty: dirty,
+ * @nr_blocks_pinned: pinned,
+ * @nr_blocks_scrubbing: being zeroed,
+ * @nr_blocks_granted: and granted.
  */
 struct nvx_pool_node {
 	spinlock_t lock;		/* lists and counters below */
@@ -75,6 +126,13 @@ struct nvx_pool_node {
 	unsigned long nr_pinned;
 	unsigned long nr_chunks;
 	unsigned long merges;
+	struct list_head small;
+	unsigned long nr_small;
+	unsigned long nr_blocks_free;
+	unsigned long nr_blocks_dirty;
+	unsigned long nr_blocks_pinned;
+	unsigned long nr_blocks_scrubbing;
+	unsigned long nr_blocks_granted;
 };
 
 /**
@@ -92,6 +150,7 @@ struct nvx_pool_node {
  * @scrubbed_bytes: bytes the scrubber zeroed.
  * @scrub_ns: time it spent zeroing.
  * @sync_zeroed_bytes: bytes zeroed on a grant's own path.
+ * @small_splits: pieces split into blocks.
  */
 struct nvx_pool {
 	struct nvx_pool_node *nodes;
@@ -107,6 +166,7 @@ struct nvx_pool {
 	atomic64_t scrubbed_bytes;
 	atomic64_t scrub_ns;
 	atomic64_t sync_zeroed_bytes;
+	atomic64_t small_splits;
 };
 
 extern struct nvx_pool nvx_pool;
@@ -128,7 +188,15 @@ static inline struct page *nvx_chunk_piece(struct nvx_chunk *c,
 	return nth_page(c->page, i << NVX_PIECE_ORDER);
 }
 
+/* The first page of block @i of @s. */
+static inline struct page *nvx_small_block(struct nvx_small *s,
+					   unsigned int i)
+{
+	return nth_page(s->page, i << NVX_BLOCK_ORDER);
+}
+
 bool nvx_chunk_busy(struct nvx_chunk *c);
+void nvx_pages_zero(struct page *page, unsigned long nr);
 void nvx_chunk_clean(struct nvx_pool_node *n, struct nvx_chunk *c);
 void nvx_piece_zero(struct page *head);
 void nvx_chunk_zero(struct nvx_chunk *c);
@@ -140,5 +208,21 @@ int nvx_pool_check_req(u32 node, u64 bytes, unsigned long *nr);
 unsigned long nvx_pool_total_pieces(void);
 int nvx_scrubber(void *unused);
 int nvx_pool_ioc_grant(struct nvx_ucmd *ucmd);
+unsigned long nvx_pool_take_releasable(int nid, unsigned long max,
+				       bool dirty_first, struct page **page,
+				       struct nvx_chunk **whole);
+
+/* small.c */
+bool nvx_block_busy(struct nvx_small *s, unsigned int i);
+long nvx_small_take(int nid, unsigned long nr, bool dirty_ok,
+		    struct nvx_block_ref *out);
+void nvx_small_return(struct nvx_block_ref *b, unsigned long nr);
+bool nvx_small_may_succeed(int nid, unsigned long nr, bool dirty_ok);
+u64 nvx_small_scrub_one(int *nidp);
+void nvx_small_recheck_pinned(void);
+bool nvx_small_has_dirty(void);
+bool nvx_small_has_pinned(void);
+unsigned long nvx_small_shrink(int nid, unsigned long max);
+void nvx_small_free_all(int nid);
 
 #endif /* _KERNEL_NVX_POOL_H */

@@ -169,15 +169,50 @@ static void nvx_scrub_first_piece(struct nvx_chunk *c)
 	spin_unlock(&n->lock);
 }
 
+/*
+ * The rate limit: the time @bytes should have taken beyond the @ns they
+ * took is owed, and slept off once it adds up to NVX_SCRUB_NAP (a jiffy
+ * is too coarse per piece).
+ */
+static void nvx_scrub_pace(s64 *owed, u64 bytes, u64 ns)
+{
+	uint rate = READ_ONCE(scrub_rate_mbps);
+	u64 t0;
+
+	if (!rate) {
+		*owed = 0;
+		return;
+	}
+	*owed += (s64)div64_u64(bytes * NSEC_PER_SEC, (u64)rate << 20) -
+		 (s64)ns;
+	if (*owed < 0)
+		*owed = 0;
+	if (*owed >= NVX_SCRUB_NAP) {
+		t0 = ktime_get_ns();
+		schedule_timeout_interruptible(nsecs_to_jiffies(*owed) ?: 1);
+		*owed -= (s64)(ktime_get_ns() - t0);
+	}
+}
+
+/* Count what the scrubber zeroed, and tell the grants waiting for it. */
+static void nvx_scrub_account(int nid, u64 bytes, u64 ns)
+{
+	trace_nvx_scrub(nid, bytes, ns);
+	atomic64_add(bytes, &nvx_pool.scrubbed_bytes);
+	atomic64_add(ns, &nvx_pool.scrub_ns);
+	wake_up_all(&nvx_pool.clean_wq);
+}
+
 /**
  * nvx_scrubber() - the scrubber thread
  * @unused: unused.
  *
- * Zeroes returned chunks nobody else references, a piece at a time, at
- * the lowest priority and within scrub_rate_mbps, until kthread_stop().
- * Each piece is clean as soon as it is zeroed: a large chunk becomes
- * usable piece by piece, and its pieces merge back into one chunk as they
- * come clean (nvx_chunk_clean()).
+ * Zeroes returned blocks and chunks nobody else references (blocks
+ * first: they are few and small grants wait for them), a block or a
+ * piece at a time, at the lowest priority and within scrub_rate_mbps,
+ * until kthread_stop(). Each piece is clean as soon as it is zeroed: a
+ * large chunk becomes usable piece by piece, and its pieces merge back
+ * into one chunk as they come clean (nvx_chunk_clean()).
  *
  * Return: 0.
  */
@@ -191,15 +226,26 @@ int nvx_scrubber(void *unused)
 		struct nvx_chunk *c;
 		int seen = atomic_read(&nvx_pool.returns);
 		unsigned long nr;
+		int nid;
 		u64 t0, ns, bytes;
-		uint rate;
 
+		if (nvx_small_has_dirty()) {
+			t0 = ktime_get_ns();
+			bytes = nvx_small_scrub_one(&nid);
+			ns = ktime_get_ns() - t0;
+			if (bytes) {
+				nvx_scrub_account(nid, bytes, ns);
+				nvx_scrub_pace(&owed, bytes, ns);
+			}
+			cond_resched();
+			continue;
+		}
 		c = nvx_scrub_take();
 		if (!c) {
 			/*
-			 * Nothing to do, or only chunks still pinned by
-			 * someone: look again when a grant returns memory,
-			 * or in a second.
+			 * Nothing to do, or only chunks and blocks still
+			 * pinned by someone: look again when a grant returns
+			 * memory, or in a second.
 			 */
 			wait_event_interruptible_timeout(nvx_pool.scrub_wq,
 							 kthread_should_stop() ||
@@ -207,6 +253,8 @@ int nvx_scrubber(void *unused)
 							 HZ);
 			if (nvx_pool_has_pinned())
 				nvx_scrub_recheck_pinned();
+			if (nvx_small_has_pinned())
+				nvx_small_recheck_pinned();
 			continue;
 		}
 		if (nvx_chunk_busy(c)) {
@@ -218,38 +266,17 @@ int nvx_scrubber(void *unused)
 		nvx_chunk_zero(c);
 		ns = ktime_get_ns() - t0;
 
-		n = nvx_node(c->nid);
+		nid = c->nid;
+		n = nvx_node(nid);
 		nr = c->nr;
 		bytes = (u64)nr * NVX_PIECE_BYTES;
-		trace_nvx_scrub(c->nid, bytes, ns);
 		spin_lock(&n->lock);
 		n->nr_scrubbing -= nr;
 		n->nr_clean += nr;
-		nvx_chunk_clean(n, c);
+		nvx_chunk_clean(n, c);	/* may free @c */
 		spin_unlock(&n->lock);
-		atomic64_add(bytes, &nvx_pool.scrubbed_bytes);
-		atomic64_add(ns, &nvx_pool.scrub_ns);
-		wake_up_all(&nvx_pool.clean_wq);
-
-		/*
-		 * The rate limit: the time the piece should have taken
-		 * beyond what it took is owed, and slept off once it adds
-		 * up to NVX_SCRUB_NAP (a jiffy is too coarse per piece).
-		 */
-		rate = READ_ONCE(scrub_rate_mbps);
-		if (rate) {
-			owed += (s64)div64_u64(bytes * NSEC_PER_SEC,
-					       (u64)rate << 20) - (s64)ns;
-			if (owed < 0)
-				owed = 0;
-			if (owed >= NVX_SCRUB_NAP) {
-				t0 = ktime_get_ns();
-				schedule_timeout_interruptible(nsecs_to_jiffies(owed) ?: 1);
-				owed -= (s64)(ktime_get_ns() - t0);
-			}
-		} else {
-			owed = 0;
-		}
+		nvx_scrub_account(nid, bytes, ns);
+		nvx_scrub_pace(&owed, bytes, ns);
 		cond_resched();
 	}
 	return 0;

@@ -472,6 +472,13 @@ static int nvx_srq_ioc_create(struct nvx_ucmd *ucmd)
 		ret = -ENOSPC;
 		goto err;
 	}
+	/* a buffer is contiguous: one larger than a block lies in pieces */
+	if (nvx_grant_contig_bytes(srq->grant, req->grant_offset +
+				   (u64)(srq->p.nr_bufs - 1) * srq->p.buf_size) <
+	    srq->p.buf_size) {
+		ret = -EINVAL;
+		goto err;
+	}
 	ret = nvx_srq_alloc(srq);
 	if (ret)
 		goto err;

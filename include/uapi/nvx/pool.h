@@ -2,11 +2,14 @@
 /*
  * nvx: the memory pool and grants.
  *
- * Two words, each with one meaning:
+ * Three words, each with one meaning:
  *  - a piece is 2 MiB (NVX_POOL_PIECE_SHIFT), the unit memory is
  *    counted, granted and mapped in (one PMD each);
  *  - a chunk is what the pool allocated in one go: a physically
- *    contiguous run of one or more pieces (2 MiB to 1 GiB).
+ *    contiguous run of one or more pieces (2 MiB to 1 GiB);
+ *  - a block is 64 KiB (NVX_POOL_BLOCK_SHIFT), the unit of small grants
+ *    (NVX_GRANT_BLOCKS): a piece the pool splits into 32 blocks serves
+ *    the part of grants smaller than a piece, mapped page by page.
  * The pool holds chunks per NUMA node, each clean (zeroed), granted or
  * dirty (returned, not yet zeroed); a grant that takes part of a chunk
  * splits it. A background scrubber turns dirty chunks clean. A grant is
@@ -28,6 +31,8 @@
 
 /* A piece: 2 MiB (order 9 on 4 KiB pages), also the default chunk. */
 #define NVX_POOL_PIECE_SHIFT	21
+/* A block: 64 KiB, physically contiguous and aligned; 32 per piece. */
+#define NVX_POOL_BLOCK_SHIFT	16
 /* Largest chunk a grow may ask for: 1 GiB. */
 #define NVX_POOL_CHUNK_SHIFT_MAX	30
 
@@ -47,8 +52,9 @@
  *
  * Grow fails with -ENOMEM when the node could not deliver all of @bytes;
  * what it did add stays in the pool and is reported in @done. Shrink
- * releases clean chunks first, then dirty ones; granted chunks cannot be
- * released, and a shrink that could not release all of @bytes fails with
+ * releases pieces split into blocks none of which is granted first (the
+ * pool splits pieces again on demand), then clean chunks, then dirty
+ * ones; granted chunks cannot be released, and a shrink that could not release all of @bytes fails with
  * -EBUSY after releasing what it could. Neither ever waits for a grant to
  * be returned. Both need CAP_SYS_ADMIN (-EPERM).
  */
@@ -81,8 +87,17 @@ struct nvx_pool_resize {
  * @sync_zeroed_bytes: out: bytes zeroed on a grant's own path.
  * @chunks: out: number of chunks in the pool, in any state, of any size
  *	(a chunk larger than 2 MiB counts once; a grant that takes part of
- *	one splits it in two).
+ *	one splits it in two). Pieces split into blocks are not chunks.
+ * @block_bytes: out: the size of a block: 64 KiB.
+ * @small_bytes: out: memory in pieces split into blocks (part of
+ *	@total_bytes; their blocks are counted in @clean_bytes,
+ *	@dirty_bytes and @granted_bytes by state).
+ * @small_splits: out: pieces split into blocks since boot (each one
+ *	given back to the page allocator and replaced by 2 MiB of single
+ *	pages, zeroed before use).
  *
+ * @block_bytes and the fields after it were added later: a caller with
+ * the older, shorter struct gets the fields it knows.
  * Needs only /dev/nvx access. Fails with -EINVAL for a node that does
  * not exist or is offline.
  */
@@ -103,6 +118,9 @@ struct nvx_pool_stats {
 	__u64 scrub_ns;
 	__u64 sync_zeroed_bytes;
 	__u64 chunks;
+	__u64 block_bytes;
+	__u64 small_bytes;
+	__u64 small_splits;
 };
 
 /*
@@ -112,21 +130,29 @@ struct nvx_pool_stats {
 #define NVX_GRANT_WAIT		0x1U	/* wait for the scrubber */
 #define NVX_GRANT_CLEAN_ONLY	0x2U	/* fail with -EAGAIN */
 #define NVX_GRANT_CLOEXEC	0x4U	/* O_CLOEXEC on the new fd */
+/* size in 64 KiB blocks, not rounded up to whole 2 MiB pieces */
+#define NVX_GRANT_BLOCKS	0x8U
 #define NVX_GRANT_FLAGS		(NVX_GRANT_WAIT | NVX_GRANT_CLEAN_ONLY | \
-				 NVX_GRANT_CLOEXEC)
+				 NVX_GRANT_CLOEXEC | NVX_GRANT_BLOCKS)
 
 /**
  * struct nvx_grant_create - NVX_IOC_GRANT
  * @flags: in: NVX_GRANT_* bits; WAIT and CLEAN_ONLY exclude each other.
  * @node: in: the NUMA node, or NVX_NODE_ANY (the caller's node first).
- * @bytes: in: size; rounded up to whole pieces. 0 fails with -EINVAL.
+ * @bytes: in: size; rounded up to whole pieces, or with
+ *	NVX_GRANT_BLOCKS a multiple of 64 KiB (-EINVAL otherwise): whole
+ *	pieces for as much of it as they cover, blocks for the rest (at
+ *	most 31). 0 fails with -EINVAL.
  * @fd: out: the grant file descriptor.
  * @reserved: in: must be 0.
  * @granted: out: the size of the grant (@bytes rounded up).
  *
- * Errors: -EINVAL (flags, size 0, bad node), -EFBIG (above the per-grant
+ * Errors: -EINVAL (flags, size 0 or not a multiple of 64 KiB with
+ * NVX_GRANT_BLOCKS, bad node), -EFBIG (above the per-grant
  * maximum), -EDQUOT (the caller's RLIMIT_MEMLOCK, unless CAP_IPC_LOCK),
  * -ENOSPC (the pool does not hold enough free pieces on that node),
+ * -ENOMEM (the page allocator could not replace a piece the pool split
+ * into blocks; the pool is one piece smaller),
  * -EAGAIN (CLEAN_ONLY and too few clean pieces), -EINTR (WAIT
  * interrupted), -EMFILE.
  */
@@ -144,9 +170,17 @@ struct nvx_grant_create {
  * @flags: in: must be 0.
  * @node: out: the node of the first piece.
  * @bytes: out: the size of the grant.
- * @piece_bytes: out: the unit the grant is mapped in: 2 MiB.
- * @nr_pieces: out: @bytes / @piece_bytes. NVX_GRANT_IOC_RANGES shows
- *	which of them are physically contiguous.
+ * @piece_bytes: out: the size of a piece: 2 MiB.
+ * @nr_pieces: out: whole pieces, the first @nr_pieces * @piece_bytes of
+ *	the grant (each mapped with one PMD where the mapping is aligned).
+ * @block_bytes: out: the size of a block: 64 KiB.
+ * @nr_blocks: out: blocks after the pieces, mapped page by page:
+ *	@bytes = @nr_pieces * @piece_bytes + @nr_blocks * @block_bytes.
+ *	NVX_GRANT_IOC_RANGES shows which pieces and blocks are physically
+ *	contiguous.
+ *
+ * @block_bytes and @nr_blocks were added later: a caller with the older,
+ * shorter struct gets the fields it knows.
  */
 struct nvx_grant_info {
 	__u32 flags;
@@ -154,6 +188,8 @@ struct nvx_grant_info {
 	__u64 bytes;
 	__u64 piece_bytes;
 	__u64 nr_pieces;
+	__u64 block_bytes;
+	__u64 nr_blocks;
 };
 
 /**
@@ -174,7 +210,7 @@ struct nvx_grant_range {
  *	after filling the first @count).
  * @ranges: in: user pointer to an array of struct nvx_grant_range.
  *
- * Adjacent pieces are merged into one range. Needs CAP_SYS_ADMIN.
+ * Adjacent pieces and blocks are merged into one range. Needs CAP_SYS_ADMIN.
  */
 struct nvx_grant_ranges {
 	__u32 flags;

@@ -133,7 +133,9 @@ struct nvx_srq_layout {
  * @fd: out: the set's file descriptor.
  * @grant_offset: in: byte offset of buffer 0 in the grant, a multiple
  *	of @params.buf_size and of the page size (-EINVAL); the buffers
- *	must fit in the grant (-ENOSPC).
+ *	must fit in the grant (-ENOSPC). Buffers larger than 64 KiB must
+ *	lie in the grant's whole pieces, not in its blocks
+ *	(NVX_GRANT_BLOCKS; -EINVAL): a buffer is physically contiguous.
  * @params: in/out: the shape, defaults filled in.
  * @layout: out: the mmap() layout.
  *

@@ -107,7 +107,8 @@ out:
  * the machine is at fault and the test skips, saying so; if the control
  * runs, the grant is at fault and the test fails.
  */
-POOL_TEST(kvm_memslot_runs_guest)
+static void guest_in_grant(struct __test_metadata *_metadata, int fd,
+			   size_t len, uint32_t flags)
 {
 	struct sigaction sa = { .sa_handler = kick_vcpu };
 	unsigned char *mem, *anon;
@@ -116,26 +117,26 @@ POOL_TEST(kvm_memslot_runs_guest)
 	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (kvm < 0)
 		SKIP(return, "/dev/kvm missing: no hardware virtualisation");
-	g = grant(self->fd, CHUNK, 0, NULL);
+	g = grant(fd, len, flags, NULL);
 	ASSERT_LE(0, g);
-	mem = map_grant(g, CHUNK);
+	mem = map_grant(g, len);
 	ASSERT_NE(MAP_FAILED, mem);
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
 
 	for (attempt = 1; attempt <= 2 && ret == -ETIMEDOUT; attempt++) {
-		ret = run_guest_in(_metadata, kvm, mem, CHUNK);
+		ret = run_guest_in(_metadata, kvm, mem, len);
 		if (ret == -ETIMEDOUT)
 			TH_LOG("attempt %d: the guest did not exit in 30 s",
 			       attempt);
 	}
 	if (ret == -ETIMEDOUT) {
-		anon = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE,
+		anon = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		ASSERT_NE(MAP_FAILED, anon);
-		ctl = run_guest_in(_metadata, kvm, anon, CHUNK);
-		munmap(anon, CHUNK);
+		ctl = run_guest_in(_metadata, kvm, anon, len);
+		munmap(anon, len);
 		if (ctl == -ETIMEDOUT) {
-			munmap(mem, CHUNK);
+			munmap(mem, len);
 			close(g);
 			close(kvm);
 			SKIP(return,
@@ -148,9 +149,21 @@ POOL_TEST(kvm_memslot_runs_guest)
 	/* the guest wrote into grant memory */
 	EXPECT_EQ(0x99, mem[0x2000]);
 
-	munmap(mem, CHUNK);
+	munmap(mem, len);
 	close(g);
 	close(kvm);
+}
+
+POOL_TEST(kvm_memslot_runs_guest)
+{
+	guest_in_grant(_metadata, self->fd, CHUNK, 0);
+}
+
+/* The same in a grant of four 64 KiB blocks, mapped page by page. */
+POOL_TEST(kvm_memslot_in_blocks)
+{
+	guest_in_grant(_metadata, self->fd, 4ULL << NVX_POOL_BLOCK_SHIFT,
+		       NVX_GRANT_BLOCKS);
 }
 
 TEST_HARNESS_MAIN
