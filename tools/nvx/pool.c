@@ -88,12 +88,13 @@ enum {
 	NVX_OPT_CLEAN_ONLY,
 	NVX_OPT_HOLD,
 	NVX_OPT_CHUNK,
+	NVX_OPT_BLOCKS,
 };
 
 /**
  * struct nvx_pool_args - the command line of a pool or grant command
  * @node: --node, NVX_NODE_ANY by default.
- * @flags: NVX_GRANT_* from --wait and --clean-only.
+ * @flags: NVX_GRANT_* from --wait, --clean-only and --blocks.
  * @hold: --hold.
  * @bytes: the SIZE operand.
  * @chunk_shift: log2 of --chunk, 0 without it.
@@ -166,6 +167,9 @@ static int nvx_pool_parse(struct nvx_ctx *ctx, int argc, char **argv,
 		case NVX_OPT_CLEAN_ONLY:
 			a->flags |= NVX_GRANT_CLEAN_ONLY;
 			break;
+		case NVX_OPT_BLOCKS:
+			a->flags |= NVX_GRANT_BLOCKS;
+			break;
 		case NVX_OPT_HOLD:
 			a->hold = true;
 			break;
@@ -219,6 +223,7 @@ static const struct option nvx_grant_opts[] = {
 	{ "node", required_argument, NULL, NVX_OPT_NODE },
 	{ "wait", no_argument, NULL, NVX_OPT_WAIT },
 	{ "clean-only", no_argument, NULL, NVX_OPT_CLEAN_ONLY },
+	{ "blocks", no_argument, NULL, NVX_OPT_BLOCKS },
 	{ "hold", no_argument, NULL, NVX_OPT_HOLD },
 	{ }
 };
@@ -439,6 +444,9 @@ static const struct nvx_json_field nvx_pool_counter_fields[] = {
 	NVX_JSON_UINT(struct nvx_pool_stats, scrub_ns),
 	NVX_JSON_UINT(struct nvx_pool_stats, sync_zeroed_bytes),
 	NVX_JSON_UINT(struct nvx_pool_stats, chunks),
+	NVX_JSON_UINT(struct nvx_pool_stats, block_bytes),
+	NVX_JSON_UINT(struct nvx_pool_stats, small_bytes),
+	NVX_JSON_UINT(struct nvx_pool_stats, small_splits),
 	{ }
 };
 
@@ -497,6 +505,9 @@ static int cmd_pool_stats(struct nvx_ctx *ctx, int argc, char **argv)
 		printf("%-22s n/a (the scrubber has not run)\n",
 		       "scrub throughput");
 	nvx_stat_bytes("zeroed on grant path", s.sync_zeroed_bytes);
+	nvx_stat_bytes("in 64 KiB blocks", s.small_bytes);
+	printf("%-22s %llu\n", "pieces split",
+	       (unsigned long long)s.small_splits);
 	return NVX_EXIT_OK;
 }
 
@@ -550,12 +561,12 @@ static int nvx_hold(void)
 }
 
 static const char nvx_grant_create_usage[] =
-	"SIZE [--node N] [--wait | --clean-only] [--hold]\n"
+	"SIZE [--node N] [--wait | --clean-only] [--blocks] [--hold]\n"
 	"\n"
 	"Take a grant of SIZE from the pool (NVX_IOC_GRANT; rounded up to\n"
 	"whole 2 MiB pieces), map all of it shared and writable, and write one byte\n"
 	"in every 4 KiB page, checking first that the byte read is 0. Prints\n"
-	"the size, node and pieces of the grant (NVX_GRANT_IOC_INFO), how long\n"
+	"the size, node, pieces and blocks of the grant (NVX_GRANT_IOC_INFO), how long\n"
 	"the grant ioctl and the map + touch took, and whether the memory was\n"
 	"zeroed. The grant is released on exit.\n"
 	"\n"
@@ -564,13 +575,16 @@ static const char nvx_grant_create_usage[] =
 	"  --wait        when too few chunks are clean, wait for the scrubber\n"
 	"                (default: zero dirty chunks on the grant's own path)\n"
 	"  --clean-only  when too few chunks are clean, fail\n"
+	"  --blocks      SIZE in 64 KiB blocks (NVX_GRANT_BLOCKS): a multiple\n"
+	"                of 64K, whole pieces for what they cover and blocks\n"
+	"                for the rest\n"
 	"  --hold        keep the grant until stdin reaches EOF (Ctrl-D), or\n"
 	"                SIGINT (Ctrl-C) or SIGTERM, e.g. to watch it in\n"
 	"                'nvxtool pool show' from another shell\n"
 	"\n"
 	"Exits 1 when the grant fails or the memory was not zeroed. JSON:\n"
-	"\"bytes\", \"node\", \"nr_pieces\", \"piece_bytes\", \"grant_ns\",\n"
-	"\"map_touch_ns\", \"zeroed\".\n";
+	"\"bytes\", \"node\", \"nr_pieces\", \"piece_bytes\", \"nr_blocks\",\n"
+	"\"block_bytes\", \"grant_ns\", \"map_touch_ns\", \"zeroed\".\n";
 
 static int cmd_grant_create(struct nvx_ctx *ctx, int argc, char **argv)
 {
@@ -624,16 +638,19 @@ static int cmd_grant_create(struct nvx_ctx *ctx, int argc, char **argv)
 		nvx_json_u64(&ctx->js, "node", info.node);
 		nvx_json_u64(&ctx->js, "nr_pieces", info.nr_pieces);
 		nvx_json_u64(&ctx->js, "piece_bytes", info.piece_bytes);
+		nvx_json_u64(&ctx->js, "nr_blocks", info.nr_blocks);
+		nvx_json_u64(&ctx->js, "block_bytes", info.block_bytes);
 		nvx_json_u64(&ctx->js, "grant_ns", grant_ns);
 		nvx_json_u64(&ctx->js, "map_touch_ns", map_touch_ns);
 		nvx_json_bool(&ctx->js, "zeroed", !nonzero);
 		nvx_json_end(&ctx->js);
 	} else {
-		printf("granted %s on node %u: %llu pieces of %s\n",
+		printf("granted %s on node %u: %llu pieces of %s, %llu blocks of 64 KiB\n",
 		       nvx_fmt_bytes(size_s, sizeof(size_s), info.bytes),
 		       info.node, (unsigned long long)info.nr_pieces,
 		       nvx_fmt_bytes(piece_s, sizeof(piece_s),
-				     info.piece_bytes));
+				     info.piece_bytes),
+		       (unsigned long long)info.nr_blocks);
 		printf("  %-14s %.3f ms\n", "grant ioctl", grant_ns / 1e6);
 		printf("  %-14s %.3f ms (%llu pages of 4 KiB, one byte written in each)\n",
 		       "map + touch", map_touch_ns / 1e6,

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * nvx-bench grant, shared by its two parts: grant.c (the methods, the
- * sizes, the results, the command) and grant_scrub.c (the scrubber
- * against userspace zeroing).
+ * nvx-bench grant, shared by its three parts: grant.c (the methods, the
+ * sizes, the results, the command), grant_scrub.c (the scrubber against
+ * userspace zeroing) and grant_small.c (small grants).
  */
 #ifndef _NVX_BENCH_GRANT_H
 #define _NVX_BENCH_GRANT_H
@@ -33,6 +33,22 @@ enum nvx_bench_method {
 /* the userspace zeroing baselines: passes over a buffer of at most */
 #define NVX_BENCH_USER_RUNS	3
 #define NVX_BENCH_USER_MAX	(256 * NVX_MIB)
+/* small grants: sizes, cycles per run, and at most this many runs */
+#define NVX_BENCH_SMALL_SIZES	2
+#define NVX_BENCH_SMALL_CYCLES	200
+#define NVX_BENCH_MAX_SMALL_RUNS	16
+
+/**
+ * struct nvx_bench_small - small grants of one size
+ * @bytes: the size, in 64 KiB blocks.
+ * @nvx_per_s: grant + mmap MAP_POPULATE + munmap + close per second.
+ * @anon_per_s: anonymous mmap MAP_POPULATE + munmap per second.
+ */
+struct nvx_bench_small {
+	uint64_t bytes;
+	double nvx_per_s;
+	double anon_per_s;
+};
 
 /**
  * struct nvx_bench_size - the results for one size
@@ -90,6 +106,7 @@ struct nvx_bench_size {
  * @user_bytes: the buffer the userspace baselines zero.
  * @user_memset_ns: fastest of NVX_BENCH_USER_RUNS memset()s of it.
  * @user_nt_ns: fastest of as many passes of 16-byte non-temporal stores.
+ * @small: small grants, per size.
  */
 struct nvx_bench {
 	struct nvx_ctx *ctx;
@@ -115,6 +132,7 @@ struct nvx_bench {
 	uint64_t user_bytes;
 	uint64_t user_memset_ns;
 	uint64_t user_nt_ns;
+	struct nvx_bench_small small[NVX_BENCH_SMALL_SIZES];
 };
 
 double nvx_mib_per_s(uint64_t bytes, uint64_t ns);
@@ -125,5 +143,8 @@ int nvx_bench_user_zero(struct nvx_bench *b, uint64_t bytes);
 int nvx_bench_scrubs(struct nvx_bench *b, uint64_t bytes);
 void nvx_bench_scrub_json(struct nvx_bench *b, uint64_t bytes);
 void nvx_bench_scrub_text(struct nvx_bench *b, uint64_t bytes);
+int nvx_bench_small(struct nvx_bench *b);
+void nvx_bench_small_json(struct nvx_bench *b);
+void nvx_bench_small_text(struct nvx_bench *b);
 
 #endif /* _NVX_BENCH_GRANT_H */

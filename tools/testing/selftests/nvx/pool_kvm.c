@@ -162,8 +162,7 @@ POOL_TEST(kvm_memslot_runs_guest)
 /* The same in a grant of four 64 KiB blocks, mapped page by page. */
 POOL_TEST(kvm_memslot_in_blocks)
 {
-	guest_in_grant(_metadata, self->fd, 4ULL << NVX_POOL_BLOCK_SHIFT,
-		       NVX_GRANT_BLOCKS);
+	guest_in_grant(_metadata, self->fd, 4 * BLOCK, NVX_GRANT_BLOCKS);
 }
 
 TEST_HARNESS_MAIN

@@ -5,8 +5,6 @@
  */
 #include "pool_fixture.h"
 
-#define BLOCK	(1ULL << NVX_POOL_BLOCK_SHIFT)
-
 /* struct nvx_grant_info before block_bytes and nr_blocks were added */
 struct nvx_grant_info_v0 {
 	uint32_t flags;

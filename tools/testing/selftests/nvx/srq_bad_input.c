@@ -45,7 +45,7 @@ SRQ_TEST(bad_create)
 	} big;
 	struct nvx_srq_info info = { .ifindex = self->nic.ifindex };
 	struct nvx_srq_create c;
-	int g, nul, closed, lo = if_nametoindex("lo");
+	int g, gb, nul, closed, lo = if_nametoindex("lo");
 
 	g = srq_grant(self->fd, 2 * CHUNK);
 	ASSERT_LE(0, g);
@@ -142,6 +142,29 @@ SRQ_TEST(bad_create)
 	c.params.nr_bufs = 2 * CHUNK / NVX_SRQ_DEF_BUF_SIZE - 1;
 	c.grant_offset = NVX_SRQ_DEF_BUF_SIZE;
 	EXPECT_EQ(0, try_create(self->fd, &c));
+
+	/*
+	 * A grant of a piece and blocks: 16 KiB buffers fit in the blocks
+	 * too, 128 KiB ones only in the piece (a buffer is contiguous).
+	 */
+	gb = grant(self->fd, CHUNK + 4 * BLOCK, NVX_GRANT_BLOCKS, NULL);
+	ASSERT_LE(0, gb);
+	c = base;
+	c.grant_fd = gb;
+	c.params.nr_bufs = (CHUNK + 4 * BLOCK) / NVX_SRQ_DEF_BUF_SIZE;
+	EXPECT_EQ(0, try_create(self->fd, &c));
+	c = base;
+	c.grant_fd = gb;
+	c.params.buf_size = 2 * BLOCK;
+	c.params.stride_size = 2048;
+	c.params.nr_bufs = CHUNK / (2 * BLOCK);
+	EXPECT_EQ(0, try_create(self->fd, &c));
+	c.params.nr_bufs++;
+	EXPECT_EQ(-EINVAL, try_create(self->fd, &c));
+	c.params.nr_bufs = 1;
+	c.grant_offset = CHUNK;
+	EXPECT_EQ(-EINVAL, try_create(self->fd, &c));
+	close(gb);
 
 	/* a struct smaller than the first version */
 	EXPECT_EQ(-EINVAL, nvx_ioctl(self->fd,

@@ -19,6 +19,7 @@
 #include "nvx_test.h"
 
 #define CHUNK		(1ULL << NVX_POOL_PIECE_SHIFT)
+#define BLOCK		(1ULL << NVX_POOL_BLOCK_SHIFT)
 #define POOL_CHUNKS	16
 #define PAGE		4096UL
 #define PARAMS		"/sys/module/nvx/parameters/"
