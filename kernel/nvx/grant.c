@@ -6,8 +6,9 @@
  * zeroed on the caller's path, or after waiting for the scrubber), and
  * with NVX_GRANT_BLOCKS 64 KiB blocks for what is left below a piece
  * (small.c), and hands them out as a file: mmap() maps them with one PMD
- * per piece and one PTE per page of a block on first touch, GUP and KVM take references on their folios, and the
- * last reference to the file returns them to the pool as dirty, once.
+ * per piece and one PTE per page of a block on first touch, GUP and KVM
+ * take references on their folios, and the last reference to the file
+ * returns them to the pool as dirty, once.
  * The memory is charged to the caller's RLIMIT_MEMLOCK unless it has
  * CAP_IPC_LOCK.
  */
