@@ -55,8 +55,9 @@
  * releases pieces split into blocks none of which is granted first (the
  * pool splits pieces again on demand), then clean chunks, then dirty
  * ones; granted chunks cannot be released, and a shrink that could not
- * release all of @bytes fails with -EBUSY after releasing what it could. Neither ever waits for a grant to
- * be returned. Both need CAP_SYS_ADMIN (-EPERM).
+ * release all of @bytes fails with -EBUSY after releasing what it could.
+ * Neither ever waits for a grant to be returned. Both need CAP_SYS_ADMIN
+ * (-EPERM).
  */
 struct nvx_pool_resize {
 	__u32 flags;
