@@ -14,6 +14,7 @@ struct nvx_grant;
 struct page;
 
 struct nvx_grant *nvx_grant_fget(int fd, struct file **gfile);
+void nvx_grant_put(struct nvx_grant *g, struct file *gfile);
 u64 nvx_grant_bytes(const struct nvx_grant *g);
 u64 nvx_grant_contig_bytes(const struct nvx_grant *g, u64 off);
 struct page *nvx_grant_page(struct nvx_grant *g, unsigned long pgoff);

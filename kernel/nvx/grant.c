@@ -36,28 +36,6 @@ static ulong grant_max_bytes;
 module_param(grant_max_bytes, ulong, 0644);
 MODULE_PARM_DESC(grant_max_bytes, "largest single grant in bytes (0: no limit)");
 
-/**
- * struct nvx_grant - memory owned by one grant file
- * @chunks: the chunks, in mapping order.
- * @pieces: the head page of every 2 MiB piece, in mapping order.
- * @nr_pieces: number of pieces in @pieces (the chunks hold as many).
- * @blocks: the 64 KiB blocks after the pieces, in mapping order.
- * @nr_blocks: number of blocks in @blocks, below NVX_PIECE_BLOCKS.
- * @nid: node of the chunks.
- * @user: the user charged for the memory (RLIMIT_MEMLOCK), or NULL.
- * @accounted: pages charged to @user.
- */
-struct nvx_grant {
-	struct list_head chunks;
-	struct page **pieces;
-	unsigned long nr_pieces;
-	struct nvx_block_ref blocks[NVX_PIECE_BLOCKS - 1];
-	unsigned long nr_blocks;
-	int nid;
-	struct user_struct *user;
-	unsigned long accounted;
-};
-
 /* Charge @pages to @user's RLIMIT_MEMLOCK, as io_uring and RDMA do. */
 static int nvx_account(struct user_struct *user, unsigned long pages)
 {
@@ -302,8 +280,17 @@ static void nvx_grant_return(struct nvx_grant *g)
 	wake_up(&nvx_pool.scrub_wq);
 }
 
-static void nvx_grant_free(struct nvx_grant *g)
+/**
+ * nvx_grant_free() - free a grant, returning its memory to the pool
+ * @g: the grant; its file, if it had one, is being released.
+ */
+void nvx_grant_free(struct nvx_grant *g)
 {
+	if (g->tmpl) {
+		nvx_clone_free(g);
+		kfree(g);
+		return;
+	}
 	if (g->nr_pieces || g->nr_blocks) {
 		trace_nvx_grant_release(g->nid, nvx_grant_bytes(g));
 		nvx_grant_return(g);
@@ -331,7 +318,8 @@ static int nvx_grant_release(struct inode *inode, struct file *file)
  * The pages of one piece (NVX_POOL_PIECE_SHIFT) are physically
  * contiguous, in the direct map, and belong to one compound folio; those
  * of one block (NVX_POOL_BLOCK_SHIFT, after the pieces) are physically
- * contiguous, in the direct map, and each a folio of its own.
+ * contiguous, in the direct map, and each a folio of its own. Of a
+ * clone: its own copy of the page if it wrote it, else the template's.
  *
  * Return: the page.
  */
@@ -339,6 +327,8 @@ struct page *nvx_grant_page(struct nvx_grant *g, unsigned long pgoff)
 {
 	unsigned long b;
 
+	if (g->tmpl)
+		return nvx_clone_page(g, pgoff);
 	if (pgoff < g->nr_pieces * NVX_PIECE_PAGES)
 		return nth_page(g->pieces[pgoff >> NVX_PIECE_ORDER],
 				pgoff & (NVX_PIECE_PAGES - 1));
@@ -422,9 +412,15 @@ static int nvx_grant_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EINVAL;
 	if (pgoff >= total || npages > total - pgoff)
 		return -EINVAL;
+	/* a template is read-only, and stays so (no mprotect) */
+	if (READ_ONCE(g->sealed)) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EPERM;
+		vm_flags_clear(vma, VM_MAYWRITE);
+	}
 
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_HUGEPAGE);
-	vma->vm_ops = &nvx_grant_vm_ops;
+	vma->vm_ops = g->tmpl ? &nvx_clone_vm_ops : &nvx_grant_vm_ops;
 	return 0;
 }
 
@@ -455,7 +451,7 @@ static int nvx_grant_ioc_ranges(struct nvx_ucmd *ucmd)
 
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	if (r->flags)
+	if (r->flags || g->tmpl)
 		return -EINVAL;
 
 	for (i = 0; i < g->nr_pieces + g->nr_blocks; i++) {
@@ -497,6 +493,10 @@ static const struct nvx_ioctl_op nvx_grant_ops[] = {
 	NVX_IOCTL_OP(NVX_IOC_GRANT_BASE, NVX_GRANT_IOC_RANGES,
 		     nvx_grant_ioc_ranges, struct nvx_grant_ranges, ranges,
 		     NVX_IOCTL_OUT_ON_ERROR),
+	NVX_IOCTL_OP(NVX_IOC_GRANT_BASE, NVX_GRANT_IOC_SEAL,
+		     nvx_grant_ioc_seal, struct nvx_grant_seal, reserved, 0),
+	NVX_IOCTL_OP(NVX_IOC_GRANT_BASE, NVX_GRANT_IOC_CLONE,
+		     nvx_grant_ioc_clone, struct nvx_grant_clone, bytes, 0),
 };
 
 /* /proc/PID/fdinfo/N of a grant: what it is and what it holds. */
@@ -511,6 +511,9 @@ static void nvx_grant_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "piece_bytes:\t%llu\n", NVX_PIECE_BYTES);
 	seq_printf(m, "blocks:\t%lu\n", g->nr_blocks);
 	seq_printf(m, "block_bytes:\t%llu\n", NVX_BLOCK_BYTES);
+	seq_printf(m, "template:\t%d\n", READ_ONCE(g->sealed));
+	seq_printf(m, "clone:\t%d\n", !!g->tmpl);
+	seq_printf(m, "copied_pages:\t%ld\n", atomic_long_read(&g->nr_copies));
 	seq_printf(m, "charged_pages:\t%lu\n", g->accounted);
 }
 
@@ -526,12 +529,20 @@ DEFINE_NVX_FOPS(nvx_grant, NVX_IOC_GRANT_BASE, nvx_grant_ops,
  * @gfile: out: the grant's file, with a reference for the caller
  *	(fput() it when done with the grant).
  *
+ * The caller may read and write the grant's memory through
+ * nvx_grant_page() until nvx_grant_put(); a template cannot be sealed
+ * meanwhile. Templates (read-only) and clones (whose kernel writes would
+ * need the copy path, which no kernel user takes yet) are refused.
+ *
  * Return: the grant; ERR_PTR(-EBADF) when @fd is not open,
- * ERR_PTR(-EINVAL) when it is not a grant.
+ * ERR_PTR(-EINVAL) when it is not a grant, or a clone, ERR_PTR(-EPERM)
+ * for a template.
  */
 struct nvx_grant *nvx_grant_fget(int fd, struct file **gfile)
 {
 	struct file *f = fget(fd);
+	struct nvx_grant *g;
+	int ret = 0;
 
 	if (!f)
 		return ERR_PTR(-EBADF);
@@ -539,10 +550,61 @@ struct nvx_grant *nvx_grant_fget(int fd, struct file **gfile)
 		fput(f);
 		return ERR_PTR(-EINVAL);
 	}
+	g = f->private_data;
+	spin_lock(&g->lock);
+	if (g->sealed)
+		ret = -EPERM;
+	else if (g->tmpl)
+		ret = -EINVAL;
+	else
+		g->kusers++;
+	spin_unlock(&g->lock);
+	if (ret) {
+		fput(f);
+		return ERR_PTR(ret);
+	}
 	*gfile = f;
-	return f->private_data;
+	return g;
 }
 EXPORT_SYMBOL_GPL(nvx_grant_fget);
+
+/**
+ * nvx_grant_put() - done with a grant from nvx_grant_fget()
+ * @g: the grant.
+ * @gfile: its file; its reference is dropped.
+ */
+void nvx_grant_put(struct nvx_grant *g, struct file *gfile)
+{
+	spin_lock(&g->lock);
+	g->kusers--;
+	spin_unlock(&g->lock);
+	fput(gfile);
+}
+EXPORT_SYMBOL_GPL(nvx_grant_put);
+
+/**
+ * nvx_grant_file() - the file of a new grant
+ * @g: the grant, owned by the file from here on (its release frees it).
+ * @bytes: its size.
+ *
+ * An inode of its own, with the grant's size: the fault path maps a PMD
+ * only below i_size (and fstat() shows the size); its address space
+ * tracks the grant's mappings.
+ *
+ * Return: the file, or an ERR_PTR() (then @g is still the caller's).
+ */
+struct file *nvx_grant_file(struct nvx_grant *g, u64 bytes)
+{
+	struct file *gfile;
+
+	gfile = anon_inode_create_getfile("[nvx-grant]", &nvx_grant_fops, g,
+					  O_RDWR, NULL);
+	if (IS_ERR(gfile))
+		return gfile;
+	i_size_write(file_inode(gfile), bytes);
+	g->mapping = gfile->f_mapping;
+	return gfile;
+}
 
 /**
  * nvx_grant_bytes() - size of a grant
@@ -647,6 +709,8 @@ int nvx_pool_ioc_grant(struct nvx_ucmd *ucmd)
 	if (!g)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&g->chunks);
+	spin_lock_init(&g->lock);
+	xa_init(&g->copies);
 	if (!capable(CAP_IPC_LOCK)) {
 		ret = nvx_account(current_user(), bytes >> PAGE_SHIFT);
 		if (ret)
@@ -690,17 +754,11 @@ int nvx_pool_ioc_grant(struct nvx_ucmd *ucmd)
 		atomic64_add(NVX_BLOCK_BYTES, &nvx_pool.sync_zeroed_bytes);
 	}
 
-	/*
-	 * An inode of its own, with the grant's size: the fault path maps a
-	 * PMD only below i_size (and fstat() shows the size).
-	 */
-	gfile = anon_inode_create_getfile("[nvx-grant]", &nvx_grant_fops, g,
-					  O_RDWR, NULL);
+	gfile = nvx_grant_file(g, bytes);
 	if (IS_ERR(gfile)) {
 		ret = PTR_ERR(gfile);
 		goto err_free;
 	}
-	i_size_write(file_inode(gfile), bytes);
 	/* from here on the file owns the grant: its release frees it */
 	atomic64_inc(&nvx_pool.grants_live);
 	fd = nvx_ucmd_fd(ucmd, gfile,

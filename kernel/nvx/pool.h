@@ -13,6 +13,7 @@
 #include <linux/nvx.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
+#include <linux/xarray.h>
 #include <uapi/nvx/pool.h>
 
 /* A piece: the unit of counting, granting and mapping (one folio). */
@@ -84,6 +85,49 @@ struct nvx_block_ref {
 	struct nvx_small *s;
 	u8 idx;
 	bool dirty;
+};
+
+/**
+ * struct nvx_grant - memory owned by one grant file
+ * @chunks: the chunks, in mapping order.
+ * @pieces: the head page of every 2 MiB piece, in mapping order.
+ * @nr_pieces: number of pieces in @pieces (the chunks hold as many).
+ * @blocks: the 64 KiB blocks after the pieces, in mapping order.
+ * @nr_blocks: number of blocks in @blocks, below NVX_PIECE_BLOCKS.
+ * @nid: node of the chunks.
+ * @user: the user charged for the memory (RLIMIT_MEMLOCK), or NULL.
+ * @accounted: pages charged to @user.
+ * @lock: protects @sealed and @kusers.
+ * @sealed: a template, read-only for good (NVX_GRANT_IOC_SEAL).
+ * @kusers: kernel users that may write (nvx_grant_fget()).
+ * @mapping: the address space of the grant's file (its mappings).
+ * @tmpl: a clone's template; NULL for a grant of pool memory. A clone
+ *	has the template's @nr_pieces and @nr_blocks (its size) but none of
+ *	the pool's memory: @chunks is empty, @pieces NULL.
+ * @tmpl_file: the template's file, referenced while the clone lives.
+ * @copies: a clone's own pages, by page offset: each written page.
+ * @nr_copies: number of pages in @copies.
+ * @memcg: the memory cgroup a clone's pages are charged to (the
+ *	cloner's), or NULL.
+ */
+struct nvx_grant {
+	struct list_head chunks;
+	struct page **pieces;
+	unsigned long nr_pieces;
+	struct nvx_block_ref blocks[NVX_PIECE_BLOCKS - 1];
+	unsigned long nr_blocks;
+	int nid;
+	struct user_struct *user;
+	unsigned long accounted;
+	spinlock_t lock;		/* @sealed, @kusers */
+	bool sealed;
+	unsigned int kusers;
+	struct address_space *mapping;
+	struct nvx_grant *tmpl;
+	struct file *tmpl_file;
+	struct xarray copies;
+	atomic_long_t nr_copies;
+	struct mem_cgroup *memcg;
 };
 
 /**
@@ -211,6 +255,17 @@ int nvx_pool_ioc_grant(struct nvx_ucmd *ucmd);
 unsigned long nvx_pool_take_releasable(int nid, unsigned long max,
 				       bool dirty_first, struct page **page,
 				       struct nvx_chunk **whole);
+
+/* grant.c */
+struct file *nvx_grant_file(struct nvx_grant *g, u64 bytes);
+void nvx_grant_free(struct nvx_grant *g);
+
+/* clone.c */
+extern const struct vm_operations_struct nvx_clone_vm_ops;
+struct page *nvx_clone_page(struct nvx_grant *g, unsigned long pgoff);
+void nvx_clone_free(struct nvx_grant *g);
+int nvx_grant_ioc_seal(struct nvx_ucmd *ucmd);
+int nvx_grant_ioc_clone(struct nvx_ucmd *ucmd);
 
 /* small.c */
 bool nvx_block_busy(struct nvx_small *s, unsigned int i);

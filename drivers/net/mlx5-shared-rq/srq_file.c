@@ -54,7 +54,7 @@ static void nvx_srq_free(struct nvx_srq *srq)
 	}
 	mutex_destroy(&srq->refill_mutex);
 	if (srq->grant_file)
-		fput(srq->grant_file);
+		nvx_grant_put(srq->grant, srq->grant_file);
 	put_pid(srq->owner);
 	vfree(srq->ring_area);
 	kvfree(srq->bufs);

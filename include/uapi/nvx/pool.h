@@ -12,7 +12,9 @@
  *    the part of grants smaller than a piece, mapped page by page.
  * The pool holds chunks per NUMA node, each clean (zeroed), granted or
  * dirty (returned, not yet zeroed); a grant that takes part of a chunk
- * splits it. A background scrubber turns dirty chunks clean. A grant is
+ * splits it. A grant can be sealed into a read-only template, and cloned:
+ * a clone is a grant that shares the template's pages until it writes
+ * them (copy on write). A background scrubber turns dirty chunks clean. A grant is
  * a file descriptor owning some pieces; mmap() maps them; the last
  * reference (the fd and every mapping) returns them as dirty.
  *
@@ -219,6 +221,47 @@ struct nvx_grant_ranges {
 	__u64 ranges;
 };
 
+/**
+ * struct nvx_grant_seal - NVX_GRANT_IOC_SEAL, on a grant fd
+ * @flags: in: must be 0.
+ * @reserved: in: must be 0.
+ *
+ * Makes the grant a template, read-only for good: later mmap() with
+ * PROT_WRITE fails with -EPERM, read-only mappings cannot be made
+ * writable (mprotect() fails with -EACCES), and no kernel user (a user
+ * VM, a shared RX queue) may take it (-EPERM). Sealing a template again
+ * succeeds and changes nothing. Errors: -EINVAL (flags, reserved, a
+ * clone), -EBUSY (a shared mapping that is or may become writable, a
+ * kernel user, or a page pinned for DMA: FOLL_PIN).
+ */
+struct nvx_grant_seal {
+	__u32 flags;
+	__u32 reserved;
+};
+
+#define NVX_CLONE_CLOEXEC	0x1U	/* O_CLOEXEC on the clone's fd */
+#define NVX_CLONE_FLAGS		NVX_CLONE_CLOEXEC
+
+/**
+ * struct nvx_grant_clone - NVX_GRANT_IOC_CLONE, on a template's fd
+ * @flags: in: NVX_CLONE_* bits.
+ * @fd: out: the clone, a grant fd of the template's size.
+ * @bytes: out: its size.
+ *
+ * O(1) in the template's size: the clone shares every page of the
+ * template until it writes one; the first write to a page (through a
+ * mapping, KVM or GUP) gives the clone its own copy, a page from the page
+ * allocator charged to the memory cgroup of the process that made the
+ * clone. The template lives while any clone does. A clone is not a
+ * template and cannot be cloned or sealed. Errors: -EINVAL (flags, not a
+ * template), -ENOMEM, -EMFILE.
+ */
+struct nvx_grant_clone {
+	__u32 flags;
+	__s32 fd;
+	__u64 bytes;
+};
+
 /* On /dev/nvx. */
 #define NVX_IOC_POOL_GROW	_IOWR(NVX_IOC_MAGIC, 0x10, struct nvx_pool_resize)
 #define NVX_IOC_POOL_SHRINK	_IOWR(NVX_IOC_MAGIC, 0x11, struct nvx_pool_resize)
@@ -227,5 +270,7 @@ struct nvx_grant_ranges {
 /* On a grant fd. */
 #define NVX_GRANT_IOC_INFO	_IOWR(NVX_IOC_MAGIC, 0x18, struct nvx_grant_info)
 #define NVX_GRANT_IOC_RANGES	_IOWR(NVX_IOC_MAGIC, 0x19, struct nvx_grant_ranges)
+#define NVX_GRANT_IOC_SEAL	_IOWR(NVX_IOC_MAGIC, 0x1a, struct nvx_grant_seal)
+#define NVX_GRANT_IOC_CLONE	_IOWR(NVX_IOC_MAGIC, 0x1b, struct nvx_grant_clone)
 
 #endif /* _UAPI_NVX_POOL_H */

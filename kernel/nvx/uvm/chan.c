@@ -152,7 +152,7 @@ static void nvx_uvm_chan_free(struct kref *ref)
 	if (ch->irq_file)
 		fput(ch->irq_file);
 	if (ch->grant_file)
-		fput(ch->grant_file);
+		nvx_grant_put(ch->grant, ch->grant_file);
 	if (ch->kvm)
 		kvm_put_kvm(ch->kvm);
 	if (ch->ep)

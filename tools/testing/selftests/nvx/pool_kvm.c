@@ -9,30 +9,37 @@ static void kick_vcpu(int sig)
 	/* KVM_RUN returns -EINTR */
 }
 
+static const unsigned char guest_code[] = {
+	0xc6, 0x06, 0x00, 0x20, 0x99,	/* movb $0x99, (0x2000) */
+	0xb0, 0x42,			/* mov  $0x42, %al */
+	0xe6, 0x10,			/* out  %al, $0x10 */
+	0xe6, 0x11,			/* out  %al, $0x11 */
+	0xeb, 0xfe,			/* jmp  . */
+};
+
+/* The guest's code at 0x1000, and 0 where it writes. */
+static void prepare_guest(unsigned char *mem)
+{
+	memset(mem, 0, 0x3000);
+	memcpy(mem + 0x1000, guest_code, sizeof(guest_code));
+}
+
 /*
- * Run a real-mode guest whose RAM is @mem until it has made both of its
- * port writes: 0, or -ETIMEDOUT if it did not get there within 30 s,
- * or -errno when KVM refused. On a timeout, it logs where the guest was.
+ * Run a real-mode guest whose RAM is @mem (prepare_guest(); no hlt: its
+ * intercept is not reliable under nested SVM on TCG) until it has made
+ * both of its port writes: 0, or -ETIMEDOUT if it did not get there
+ * within 30 s, or -errno when KVM refused. On a timeout, it logs where
+ * the guest was.
  */
 static int run_guest_in(struct __test_metadata *_metadata, int kvm,
 			unsigned char *mem, size_t len)
 {
-	/* no hlt: its intercept is not reliable under nested SVM on TCG */
-	static const unsigned char code[] = {
-		0xc6, 0x06, 0x00, 0x20, 0x99,	/* movb $0x99, (0x2000) */
-		0xb0, 0x42,			/* mov  $0x42, %al */
-		0xe6, 0x10,			/* out  %al, $0x10 */
-		0xe6, 0x11,			/* out  %al, $0x11 */
-		0xeb, 0xfe,			/* jmp  . */
-	};
 	struct kvm_userspace_memory_region mr = { 0 };
 	struct kvm_sregs sregs;
 	struct kvm_regs regs = { 0 };
 	struct kvm_run *run = MAP_FAILED;
 	int vm, vcpu = -1, runsz = 0, ret = -EIO, i;
 
-	memset(mem, 0, 0x3000);
-	memcpy(mem + 0x1000, code, sizeof(code));
 	vm = ioctl(kvm, KVM_CREATE_VM, 0);
 	if (vm < 0)
 		return -errno;
@@ -108,11 +115,13 @@ out:
  * runs, the grant is at fault and the test fails.
  */
 static void guest_in_grant(struct __test_metadata *_metadata, int fd,
-			   size_t len, uint32_t flags)
+			   size_t len, uint32_t flags, bool clone)
 {
 	struct sigaction sa = { .sa_handler = kick_vcpu };
-	unsigned char *mem, *anon;
-	int kvm, g, ret = -ETIMEDOUT, ctl, attempt;
+	struct nvx_grant_clone cl = { .flags = NVX_CLONE_CLOEXEC };
+	struct nvx_grant_seal seal = {};
+	unsigned char *mem, *anon, *tmem = NULL;
+	int kvm, g, t = -1, ret = -ETIMEDOUT, ctl, attempt;
 
 	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (kvm < 0)
@@ -121,6 +130,20 @@ static void guest_in_grant(struct __test_metadata *_metadata, int fd,
 	ASSERT_LE(0, g);
 	mem = map_grant(g, len);
 	ASSERT_NE(MAP_FAILED, mem);
+	prepare_guest(mem);
+	if (clone) {
+		/* the guest runs in a clone: its writes are copies */
+		mem[0x2000] = 0xab;
+		munmap(mem, len);
+		ASSERT_EQ(0, nvx_ioctl(g, NVX_GRANT_IOC_SEAL, &seal));
+		ASSERT_EQ(0, nvx_ioctl(g, NVX_GRANT_IOC_CLONE, &cl));
+		t = g;
+		g = cl.fd;
+		tmem = mmap(NULL, len, PROT_READ, MAP_SHARED, t, 0);
+		ASSERT_NE(MAP_FAILED, tmem);
+		mem = map_grant(g, len);
+		ASSERT_NE(MAP_FAILED, mem);
+	}
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
 
 	for (attempt = 1; attempt <= 2 && ret == -ETIMEDOUT; attempt++) {
@@ -128,11 +151,14 @@ static void guest_in_grant(struct __test_metadata *_metadata, int fd,
 		if (ret == -ETIMEDOUT)
 			TH_LOG("attempt %d: the guest did not exit in 30 s",
 			       attempt);
+		if (ret == -ETIMEDOUT && !clone)
+			prepare_guest(mem);
 	}
 	if (ret == -ETIMEDOUT) {
 		anon = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		ASSERT_NE(MAP_FAILED, anon);
+		prepare_guest(anon);
 		ctl = run_guest_in(_metadata, kvm, anon, len);
 		munmap(anon, len);
 		if (ctl == -ETIMEDOUT) {
@@ -148,6 +174,13 @@ static void guest_in_grant(struct __test_metadata *_metadata, int fd,
 	ASSERT_EQ(0, ret) TH_LOG("guest run: %s", strerror(-ret));
 	/* the guest wrote into grant memory */
 	EXPECT_EQ(0x99, mem[0x2000]);
+	if (clone) {
+		/* through KVM's write fault: a copy, the template unchanged */
+		EXPECT_EQ(0xab, tmem[0x2000]);
+		EXPECT_EQ(1, fdinfo_num(g, "copied_pages"));
+		munmap(tmem, len);
+		close(t);
+	}
 
 	munmap(mem, len);
 	close(g);
@@ -156,13 +189,23 @@ static void guest_in_grant(struct __test_metadata *_metadata, int fd,
 
 POOL_TEST(kvm_memslot_runs_guest)
 {
-	guest_in_grant(_metadata, self->fd, CHUNK, 0);
+	guest_in_grant(_metadata, self->fd, CHUNK, 0, false);
 }
 
 /* The same in a grant of four 64 KiB blocks, mapped page by page. */
 POOL_TEST(kvm_memslot_in_blocks)
 {
-	guest_in_grant(_metadata, self->fd, 4 * BLOCK, NVX_GRANT_BLOCKS);
+	guest_in_grant(_metadata, self->fd, 4 * BLOCK, NVX_GRANT_BLOCKS, false);
+}
+
+/*
+ * A clone of a template holding the guest backs the memslot: the guest's
+ * write goes through KVM's write fault into a copy of the page; the
+ * template is unchanged.
+ */
+POOL_TEST(kvm_memslot_in_clone)
+{
+	guest_in_grant(_metadata, self->fd, CHUNK, 0, true);
 }
 
 TEST_HARNESS_MAIN

@@ -44,6 +44,8 @@ SRQ_TEST(bad_create)
 		uint64_t more;
 	} big;
 	struct nvx_srq_info info = { .ifindex = self->nic.ifindex };
+	struct nvx_grant_clone clone = { .flags = NVX_CLONE_CLOEXEC };
+	struct nvx_grant_seal seal = {};
 	struct nvx_srq_create c;
 	int g, gb, nul, closed, lo = if_nametoindex("lo");
 
@@ -164,6 +166,28 @@ SRQ_TEST(bad_create)
 	c.params.nr_bufs = 1;
 	c.grant_offset = CHUNK;
 	EXPECT_EQ(-EINVAL, try_create(self->fd, &c));
+	close(gb);
+
+	/*
+	 * A template is read-only: no set writes into it, and a grant a set
+	 * holds cannot be sealed; a clone is not taken either.
+	 */
+	gb = grant(self->fd, CHUNK, 0, NULL);
+	ASSERT_LE(0, gb);
+	c = base;
+	c.grant_fd = gb;
+	ASSERT_EQ(0, nvx_ioctl(self->fd, NVX_IOC_SRQ_CREATE, &c));
+	EXPECT_EQ(-EBUSY, nvx_ioctl(gb, NVX_GRANT_IOC_SEAL, &seal));
+	close(c.fd);
+	EXPECT_EQ(0, wait_detached(self->fd, self->nic.ifindex));
+	EXPECT_EQ(0, nvx_ioctl(gb, NVX_GRANT_IOC_SEAL, &seal));
+	c = base;
+	c.grant_fd = gb;
+	EXPECT_EQ(-EPERM, try_create(self->fd, &c));
+	ASSERT_EQ(0, nvx_ioctl(gb, NVX_GRANT_IOC_CLONE, &clone));
+	c.grant_fd = clone.fd;
+	EXPECT_EQ(-EINVAL, try_create(self->fd, &c));
+	close(clone.fd);
 	close(gb);
 
 	/* a struct smaller than the first version */
