@@ -2,7 +2,7 @@
 /*
  * nvx-bench grant, shared by its three parts: grant.c (the methods, the
  * sizes, the results, the command), grant_scrub.c (the scrubber against
- * userspace zeroing) and grant_small.c (small grants).
+ * userspace zeroing) and grant_small.c (small grants and clones).
  */
 #ifndef _NVX_BENCH_GRANT_H
 #define _NVX_BENCH_GRANT_H
@@ -37,6 +37,8 @@ enum nvx_bench_method {
 #define NVX_BENCH_SMALL_SIZES	2
 #define NVX_BENCH_SMALL_CYCLES	200
 #define NVX_BENCH_MAX_SMALL_RUNS	16
+/* the template the clones are made of */
+#define NVX_BENCH_CLONE_BYTES	(64 * NVX_MIB)
 
 /**
  * struct nvx_bench_small - small grants of one size
@@ -48,6 +50,20 @@ struct nvx_bench_small {
 	uint64_t bytes;
 	double nvx_per_s;
 	double anon_per_s;
+};
+
+/**
+ * struct nvx_bench_clone - clones of a template, medians
+ * @bytes: the template's size.
+ * @create_ns: NVX_GRANT_IOC_CLONE.
+ * @read_ns: the clone created, mapped and read all through.
+ * @copy_ns: an anonymous mmap with the template copied into it.
+ */
+struct nvx_bench_clone {
+	uint64_t bytes;
+	uint64_t create_ns;
+	uint64_t read_ns;
+	uint64_t copy_ns;
 };
 
 /**
@@ -107,6 +123,7 @@ struct nvx_bench_size {
  * @user_memset_ns: fastest of NVX_BENCH_USER_RUNS memset()s of it.
  * @user_nt_ns: fastest of as many passes of 16-byte non-temporal stores.
  * @small: small grants, per size.
+ * @clone: clones of a template.
  */
 struct nvx_bench {
 	struct nvx_ctx *ctx;
@@ -133,6 +150,7 @@ struct nvx_bench {
 	uint64_t user_memset_ns;
 	uint64_t user_nt_ns;
 	struct nvx_bench_small small[NVX_BENCH_SMALL_SIZES];
+	struct nvx_bench_clone clone;
 };
 
 double nvx_mib_per_s(uint64_t bytes, uint64_t ns);
@@ -146,5 +164,8 @@ void nvx_bench_scrub_text(struct nvx_bench *b, uint64_t bytes);
 int nvx_bench_small(struct nvx_bench *b);
 void nvx_bench_small_json(struct nvx_bench *b);
 void nvx_bench_small_text(struct nvx_bench *b);
+int nvx_bench_clone(struct nvx_bench *b);
+void nvx_bench_clone_json(struct nvx_bench *b);
+void nvx_bench_clone_text(struct nvx_bench *b);
 
 #endif /* _NVX_BENCH_GRANT_H */

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * nvx-bench grant, small grants: create + map + release cycles per
- * second of a grant of 64 KiB blocks (NVX_GRANT_BLOCKS, mmap with
- * MAP_POPULATE, munmap, close) against an anonymous mmap with
- * MAP_POPULATE and munmap of the same size, in the same run.
+ * nvx-bench grant, small grants and clones, each against what a user
+ * would do otherwise, in the same run:
+ *  - create + map + release cycles per second of a grant of 64 KiB
+ *    blocks (NVX_GRANT_BLOCKS, mmap with MAP_POPULATE, munmap, close)
+ *    against an anonymous mmap with MAP_POPULATE and munmap;
+ *  - a clone of a 64 MiB template (NVX_GRANT_IOC_CLONE), mapped and read
+ *    all through, against copying the template into anonymous memory.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <nvx/pool.h>
@@ -161,4 +165,179 @@ void nvx_bench_small_text(struct nvx_bench *b)
 		       (unsigned long long)(s->bytes >> 10), s->nvx_per_s,
 		       s->anon_per_s, nvx_bench_div(s->nvx_per_s, s->anon_per_s));
 	}
+}
+
+/* Read every 8-byte word of @p (volatile: the loads happen). */
+static uint64_t nvx_read_all(const void *p, size_t len)
+{
+	const volatile uint64_t *w = p;
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < len / sizeof(*w); i++)
+		sum += w[i];
+	return sum;
+}
+
+/* A sealed template of @bytes on b->node, every byte written. */
+static int nvx_clone_template(struct nvx_bench *b, uint64_t bytes, int *tfd)
+{
+	struct nvx_grant_seal seal = {};
+	void *p;
+	int fd, err;
+
+	err = -nvx_grant_new(b->ctx->fd, b->node, bytes, NVX_GRANT_CLOEXEC,
+			     &fd);
+	if (err) {
+		nvx_err("bench grant: the template's grant: %s", strerror(err));
+		return NVX_EXIT_FAIL;
+	}
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		nvx_err("bench grant: mmap of the template: %s",
+			strerror(errno));
+		close(fd);
+		return NVX_EXIT_FAIL;
+	}
+	memset(p, 0x5a, bytes);
+	munmap(p, bytes);
+	if (ioctl(fd, NVX_GRANT_IOC_SEAL, &seal)) {
+		nvx_err("bench grant: NVX_GRANT_IOC_SEAL: %s", strerror(errno));
+		close(fd);
+		return NVX_EXIT_FAIL;
+	}
+	*tfd = fd;
+	return NVX_EXIT_OK;
+}
+
+/*
+ * One clone: its creation time in *@create_ns, creation + map + reading
+ * all of it in *@all_ns.
+ */
+static int nvx_clone_once(int tfd, uint64_t bytes, uint64_t *create_ns,
+			  uint64_t *all_ns)
+{
+	struct nvx_grant_clone c = { .flags = NVX_CLONE_CLOEXEC };
+	uint64_t t0 = nvx_now_ns(), sum;
+	void *p;
+
+	if (ioctl(tfd, NVX_GRANT_IOC_CLONE, &c)) {
+		nvx_err("bench grant: NVX_GRANT_IOC_CLONE: %s", strerror(errno));
+		return NVX_EXIT_FAIL;
+	}
+	*create_ns = nvx_now_ns() - t0;
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, c.fd, 0);
+	if (p == MAP_FAILED) {
+		nvx_err("bench grant: mmap of a clone: %s", strerror(errno));
+		close(c.fd);
+		return NVX_EXIT_FAIL;
+	}
+	sum = nvx_read_all(p, bytes);
+	*all_ns = nvx_now_ns() - t0;
+	munmap(p, bytes);
+	close(c.fd);
+	if (sum != bytes / 8 * 0x5a5a5a5a5a5a5a5aULL) {
+		nvx_err("bench grant: a clone does not read as its template");
+		return NVX_EXIT_FAIL;
+	}
+	return NVX_EXIT_OK;
+}
+
+/* The baseline: anonymous memory, the template copied into it. */
+static int nvx_copy_once(const void *src, uint64_t bytes, uint64_t *ns)
+{
+	uint64_t t0 = nvx_now_ns();
+	void *p;
+
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		nvx_err("bench grant: anonymous mmap: %s", strerror(errno));
+		return NVX_EXIT_FAIL;
+	}
+	memcpy(p, src, bytes);
+	*ns = nvx_now_ns() - t0;
+	munmap(p, bytes);
+	return NVX_EXIT_OK;
+}
+
+/**
+ * nvx_bench_clone() - measure clones of a template
+ * @b: the bench; the pool has room for NVX_BENCH_CLONE_BYTES on b->node.
+ *
+ * Fills b->clone: the medians of b->runs (at most
+ * NVX_BENCH_MAX_SMALL_RUNS) clones made, mapped and read, and copies.
+ *
+ * Return: NVX_EXIT_OK, or an NVX_EXIT_* status after a message.
+ */
+int nvx_bench_clone(struct nvx_bench *b)
+{
+	const uint64_t bytes = NVX_BENCH_CLONE_BYTES;
+	uint64_t create[NVX_BENCH_MAX_SMALL_RUNS], all[NVX_BENCH_MAX_SMALL_RUNS];
+	uint64_t copy[NVX_BENCH_MAX_SMALL_RUNS];
+	unsigned int r, runs = b->runs;
+	int tfd, ret;
+	void *src;
+
+	if (runs > NVX_BENCH_MAX_SMALL_RUNS)
+		runs = NVX_BENCH_MAX_SMALL_RUNS;
+	ret = nvx_clone_template(b, bytes, &tfd);
+	if (ret)
+		return ret;
+	src = mmap(NULL, bytes, PROT_READ, MAP_SHARED, tfd, 0);
+	if (src == MAP_FAILED) {
+		nvx_err("bench grant: read-only mmap of the template: %s",
+			strerror(errno));
+		close(tfd);
+		return NVX_EXIT_FAIL;
+	}
+	for (r = 0; r < runs && !ret; r++) {
+		ret = nvx_clone_once(tfd, bytes, &create[r], &all[r]);
+		if (!ret)
+			ret = nvx_copy_once(src, bytes, &copy[r]);
+		if (!ret && nvx_stop_signal())
+			ret = NVX_EXIT_FAIL;
+	}
+	munmap(src, bytes);
+	close(tfd);
+	if (ret)
+		return ret;
+	b->clone.bytes = bytes;
+	b->clone.create_ns = nvx_bench_median(create, runs);
+	b->clone.read_ns = nvx_bench_median(all, runs);
+	b->clone.copy_ns = nvx_bench_median(copy, runs);
+	return NVX_EXIT_OK;
+}
+
+/**
+ * nvx_bench_clone_json() - the "clone" member of bench grant --json
+ * @b: the bench, measured.
+ */
+void nvx_bench_clone_json(struct nvx_bench *b)
+{
+	struct nvx_json *j = &b->ctx->js;
+
+	nvx_json_object_begin(j, "clone");
+	nvx_json_u64(j, "bytes", b->clone.bytes);
+	nvx_json_u64(j, "create_ns", b->clone.create_ns);
+	nvx_json_u64(j, "create_map_read_ns", b->clone.read_ns);
+	nvx_json_u64(j, "copy_ns", b->clone.copy_ns);
+	nvx_json_double(j, "ratio", nvx_bench_div(b->clone.copy_ns,
+						  b->clone.read_ns));
+	nvx_json_end(j);
+}
+
+/**
+ * nvx_bench_clone_text() - the clones' lines
+ * @b: the bench, measured.
+ */
+void nvx_bench_clone_text(struct nvx_bench *b)
+{
+	printf("\nclone of a %llu MiB template (medians): created in %.3f ms; created, mapped\n"
+	       "and read all through in %.3f ms; copied into anonymous memory in %.3f ms\n"
+	       "(copy / clone and read: %.2f)\n",
+	       (unsigned long long)(b->clone.bytes >> 20),
+	       b->clone.create_ns / 1e6, b->clone.read_ns / 1e6,
+	       b->clone.copy_ns / 1e6,
+	       nvx_bench_div(b->clone.copy_ns, b->clone.read_ns));
 }
