@@ -32,18 +32,26 @@
  * it. One more case: the generic fault path maps a template piece with a
  * PMD when the page-table slot is empty, whatever the piece holds, so a
  * read fault in a piece where the clone has copies and whose slot is
- * empty copies the page instead (at most one page per piece and mapping:
- * afterwards the slot holds a page table).
+ * empty (and could take a PMD) copies the page instead (at most one page
+ * per piece and mapping: afterwards the slot holds a page table, which
+ * 6.12 frees only with the VMA, under the mmap lock held for writing; a
+ * kernel that reclaims empty page tables under the read lock would need
+ * this looked at again). The template folio's lock is shared by every
+ * clone of the template and by the template's own faults: a clone with
+ * many mappings of one piece makes the others wait while its copy's zap
+ * walks them.
  *
  * Copies are pages of the page allocator, not of the pool: a clone's
  * private memory grows with its writes, one 4 KiB page at a time, on the
  * fault path, where neither taking a piece nor waiting for the scrubber
  * fits; they are charged as kernel memory to the memory cgroup of the
- * process that made the clone, whose limit bounds them, and freed with
- * the clone. KVM, GUP and fork reach a clone through its mappings, like
+ * process that made the clone, and to its RLIMIT_MEMLOCK as grants are
+ * (they are unswappable), and freed with the clone. A copy that cannot
+ * be had (the limit, the cgroup, no memory) fails the fault with SIGBUS. KVM, GUP and fork reach a clone through its mappings, like
  * any grant; the kernel's own users (user VMs, shared RX queues) do not
  * take clones yet (nvx_grant_fget()).
  */
+#include <linux/capability.h>
 #include <linux/file.h>
 #include <linux/highmem.h>
 #include <linux/huge_mm.h>
@@ -52,6 +60,7 @@
 #include <linux/nvx_grant.h>
 #include <linux/pagemap.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/user.h>
 #include <linux/slab.h>
 
 #include "pool.h"
@@ -94,12 +103,17 @@ int nvx_grant_ioc_seal(struct nvx_ucmd *ucmd)
 	/* no shared mapping that may write; none made while we look */
 	if (mapping_deny_writable(g->mapping))
 		return -EBUSY;
-	spin_lock(&g->lock);
-	if (g->kusers || nvx_grant_dma_pinned(g))
+	/* a new pin needs a writable mapping: none can be made now */
+	if (nvx_grant_dma_pinned(g)) {
 		ret = -EBUSY;
-	else
-		WRITE_ONCE(g->sealed, true);
-	spin_unlock(&g->lock);
+	} else {
+		spin_lock(&g->lock);
+		if (g->kusers)
+			ret = -EBUSY;
+		else
+			WRITE_ONCE(g->sealed, true);
+		spin_unlock(&g->lock);
+	}
 	/* from here on nvx_grant_mmap() refuses writable mappings itself */
 	mapping_allow_writable(g->mapping);
 	return ret;
@@ -138,6 +152,9 @@ int nvx_grant_ioc_clone(struct nvx_ucmd *ucmd)
 	g->tmpl = t;
 	g->tmpl_file = get_file(ucmd->file);
 	g->memcg = get_mem_cgroup_from_mm(current->mm);
+	/* copies are charged to the cloner's RLIMIT_MEMLOCK, as grants are */
+	if (!capable(CAP_IPC_LOCK))
+		g->user = get_uid(current_user());
 	bytes = nvx_grant_bytes(g);
 
 	gfile = nvx_grant_file(g, bytes);
@@ -186,45 +203,118 @@ void nvx_clone_free(struct nvx_grant *g)
 	xa_for_each(&g->copies, idx, page)
 		put_page(page);
 	xa_destroy(&g->copies);
+	if (g->user) {
+		nvx_unaccount(g->user, g->accounted);
+		free_uid(g->user);
+	}
 	mem_cgroup_put(g->memcg);
 	fput(g->tmpl_file);
+}
+
+/* Charge one page to the cloner's RLIMIT_MEMLOCK, if it is charged. */
+static int nvx_clone_charge(struct nvx_grant *g)
+{
+	int ret;
+
+	if (!g->user)
+		return 0;
+	ret = nvx_account(g->user, 1);
+	if (!ret) {
+		spin_lock(&g->lock);
+		g->accounted++;
+		spin_unlock(&g->lock);
+	}
+	return ret;
+}
+
+static void nvx_clone_uncharge(struct nvx_grant *g)
+{
+	if (!g->user)
+		return;
+	nvx_unaccount(g->user, 1);
+	spin_lock(&g->lock);
+	g->accounted--;
+	spin_unlock(&g->lock);
 }
 
 /*
  * The clone's own copy of page @pgoff, made now if it has none; see the
  * top of this file. Returns the page (the clone's reference, none for
- * the caller) or an ERR_PTR().
+ * the caller) or an ERR_PTR(): -EDQUOT over RLIMIT_MEMLOCK, -ENOMEM,
+ * -EHWPOISON when the template's page is poisoned.
  */
 static struct page *nvx_clone_copy(struct nvx_grant *g, pgoff_t pgoff)
 {
 	struct page *src, *page, *cur;
 	struct mem_cgroup *old;
 	struct folio *tf;
+	int ret;
 
 	page = xa_load(&g->copies, pgoff);
 	if (page)
 		return page;
+	ret = nvx_clone_charge(g);
+	if (ret)
+		return ERR_PTR(ret);
 	src = nvx_grant_page(g->tmpl, pgoff);
+	/* the page and the xarray's nodes: the cloner's memory cgroup */
 	old = set_active_memcg(g->memcg);
 	page = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT);
+	if (page && xa_reserve(&g->copies, pgoff, GFP_KERNEL_ACCOUNT)) {
+		__free_page(page);
+		page = NULL;
+	}
 	set_active_memcg(old);
-	if (!page)
+	if (!page) {
+		nvx_clone_uncharge(g);
 		return ERR_PTR(-ENOMEM);
-	copy_highpage(page, src);
+	}
+	if (copy_mc_highpage(page, src)) {
+		xa_release(&g->copies, pgoff);
+		__free_page(page);
+		nvx_clone_uncharge(g);
+		return ERR_PTR(-EHWPOISON);
+	}
 
+	/*
+	 * Copies of @pgoff are stored only here, under the lock of the
+	 * template's folio that holds it: a reserved entry reads as NULL,
+	 * and xa_store() fills it without allocating.
+	 */
 	tf = page_folio(src);
 	folio_lock(tf);
-	cur = xa_cmpxchg(&g->copies, pgoff, NULL, page, GFP_KERNEL_ACCOUNT);
+	cur = xa_load(&g->copies, pgoff);
 	if (cur) {
+		/* another fault stored its copy first: use that */
 		folio_unlock(tf);
 		__free_page(page);
-		return xa_is_err(cur) ? ERR_PTR(xa_err(cur)) : cur;
+		nvx_clone_uncharge(g);
+		return cur;
+	}
+	cur = xa_store(&g->copies, pgoff, page, GFP_NOWAIT);
+	if (xa_is_err(cur)) {
+		folio_unlock(tf);
+		__free_page(page);
+		nvx_clone_uncharge(g);
+		return ERR_PTR(xa_err(cur));
 	}
 	atomic_long_inc(&g->nr_copies);
 	/* no mapping of the clone may go on showing the template's page */
 	unmap_mapping_pages(g->mapping, pgoff, 1, false);
 	folio_unlock(tf);
 	return page;
+}
+
+/* The fault's answer to an error of nvx_clone_copy(). */
+static vm_fault_t nvx_clone_error(struct page *page)
+{
+	/*
+	 * Not VM_FAULT_OOM for -ENOMEM: the cloner's memory cgroup may be
+	 * full while the faulting task's is not, and the fault would be
+	 * retried for ever.
+	 */
+	return PTR_ERR(page) == -EHWPOISON ? VM_FAULT_HWPOISON :
+					     VM_FAULT_SIGBUS;
 }
 
 /* Has the clone a copy in the template piece that holds @pgoff? */
@@ -259,6 +349,9 @@ static vm_fault_t nvx_clone_fault(struct vm_fault *vmf)
 	}
 	/* an empty slot would take the template piece's PMD: copy instead */
 	if (folio_test_large(tf) && pmd_none(pmdp_get_lockless(vmf->pmd)) &&
+	    !vma_thp_disabled(vmf->vma, vmf->vma->vm_flags) &&
+	    thp_vma_suitable_order(vmf->vma, vmf->address & PMD_MASK,
+				   PMD_ORDER) &&
 	    nvx_clone_piece_copied(g, vmf->pgoff)) {
 		folio_unlock(tf);
 		goto copy;
@@ -270,7 +363,7 @@ static vm_fault_t nvx_clone_fault(struct vm_fault *vmf)
 copy:
 	page = nvx_clone_copy(g, vmf->pgoff);
 	if (IS_ERR(page))
-		return vmf_error(PTR_ERR(page));
+		return nvx_clone_error(page);
 	get_page(page);
 	vmf->page = page;
 	return 0;
@@ -323,7 +416,7 @@ static vm_fault_t nvx_clone_page_mkwrite(struct vm_fault *vmf)
 	}
 	page = nvx_clone_copy(g, vmf->pgoff);
 	if (IS_ERR(page))
-		return vmf_error(PTR_ERR(page));
+		return nvx_clone_error(page);
 	return VM_FAULT_NOPAGE;
 }
 

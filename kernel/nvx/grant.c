@@ -36,8 +36,16 @@ static ulong grant_max_bytes;
 module_param(grant_max_bytes, ulong, 0644);
 MODULE_PARM_DESC(grant_max_bytes, "largest single grant in bytes (0: no limit)");
 
-/* Charge @pages to @user's RLIMIT_MEMLOCK, as io_uring and RDMA do. */
-static int nvx_account(struct user_struct *user, unsigned long pages)
+/**
+ * nvx_account() - charge pages to a user's RLIMIT_MEMLOCK
+ * @user: the user.
+ * @pages: how many.
+ *
+ * As io_uring and RDMA do.
+ *
+ * Return: 0, or -EDQUOT when the limit would be exceeded.
+ */
+int nvx_account(struct user_struct *user, unsigned long pages)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	unsigned long cur, new;
@@ -51,7 +59,12 @@ static int nvx_account(struct user_struct *user, unsigned long pages)
 	return 0;
 }
 
-static void nvx_unaccount(struct user_struct *user, unsigned long pages)
+/**
+ * nvx_unaccount() - give back what nvx_account() charged
+ * @user: the user.
+ * @pages: how many.
+ */
+void nvx_unaccount(struct user_struct *user, unsigned long pages)
 {
 	atomic_long_sub(pages, &user->locked_vm);
 }
@@ -235,8 +248,9 @@ static int nvx_grant_fill_blocks(struct nvx_grant *g, int nid,
 }
 
 /*
- * Fill @g with @nr pieces and @nb blocks of node @nid: blocks first,
- * given back (dirty) when the pieces fail. Returns as nvx_grant_fill().
+ * Fill @g with @nr pieces and @nb blocks of node @nid: blocks first, put
+ * back as they were when the pieces fail (a piece split for them stays
+ * split). Returns as nvx_grant_fill().
  */
 static long nvx_grant_fill_node(struct nvx_grant *g, int nid,
 				unsigned long nr, unsigned long nb, u32 flags)
@@ -251,10 +265,9 @@ static long nvx_grant_fill_node(struct nvx_grant *g, int nid,
 	if (nr) {
 		ret = nvx_grant_fill(g, nid, nr, flags);
 		if (ret < 0 && g->nr_blocks) {
-			nvx_small_return(g->blocks, g->nr_blocks);
+			/* as they were: clean ones stay clean */
+			nvx_small_untake(g->blocks, g->nr_blocks);
 			g->nr_blocks = 0;
-			atomic_inc(&nvx_pool.returns);
-			wake_up(&nvx_pool.scrub_wq);
 		}
 	}
 	return ret;

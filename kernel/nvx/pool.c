@@ -696,6 +696,8 @@ static int nvx_pool_show(struct seq_file *m, void *unused)
 			   READ_ONCE(nvx_node(nid)->merges));
 	seq_printf(m, "small_splits %lld\n",
 		   atomic64_read(&nvx_pool.small_splits));
+	seq_printf(m, "small_rejoins %lld\n",
+		   atomic64_read(&nvx_pool.small_rejoins));
 	for_each_online_node(nid) {
 		struct nvx_pool_node *n = nvx_node(nid);
 

@@ -96,8 +96,8 @@ struct nvx_block_ref {
  * @nr_blocks: number of blocks in @blocks, below NVX_PIECE_BLOCKS.
  * @nid: node of the chunks.
  * @user: the user charged for the memory (RLIMIT_MEMLOCK), or NULL.
- * @accounted: pages charged to @user.
- * @lock: protects @sealed and @kusers.
+ * @accounted: pages charged to @user (a clone: its copies).
+ * @lock: protects @sealed, @kusers and a clone's @accounted.
  * @sealed: a template, read-only for good (NVX_GRANT_IOC_SEAL).
  * @kusers: kernel users that may write (nvx_grant_fget()).
  * @mapping: the address space of the grant's file (its mappings).
@@ -136,7 +136,7 @@ struct nvx_grant {
  * @clean: zeroed chunks.
  * @dirty: returned chunks, to be zeroed.
  * @nr_total: 2 MiB pieces on this node in any state; the counters below
- *	count pieces too, except @nr_chunks.
+ *	count pieces too, except @nr_chunks, @merges and the block counts.
  * @nr_clean: pieces on @clean.
  * @nr_dirty: pieces on @dirty.
  * @nr_granted: pieces owned by grants.
@@ -195,6 +195,7 @@ struct nvx_pool_node {
  * @scrub_ns: time it spent zeroing.
  * @sync_zeroed_bytes: bytes zeroed on a grant's own path.
  * @small_splits: pieces split into blocks.
+ * @small_rejoins: split pieces made whole pieces again.
  */
 struct nvx_pool {
 	struct nvx_pool_node *nodes;
@@ -211,6 +212,7 @@ struct nvx_pool {
 	atomic64_t scrub_ns;
 	atomic64_t sync_zeroed_bytes;
 	atomic64_t small_splits;
+	atomic64_t small_rejoins;
 };
 
 extern struct nvx_pool nvx_pool;
@@ -257,6 +259,8 @@ unsigned long nvx_pool_take_releasable(int nid, unsigned long max,
 				       struct nvx_chunk **whole);
 
 /* grant.c */
+int nvx_account(struct user_struct *user, unsigned long pages);
+void nvx_unaccount(struct user_struct *user, unsigned long pages);
 struct file *nvx_grant_file(struct nvx_grant *g, u64 bytes);
 void nvx_grant_free(struct nvx_grant *g);
 
@@ -279,5 +283,7 @@ bool nvx_small_has_dirty(void);
 bool nvx_small_has_pinned(void);
 unsigned long nvx_small_shrink(int nid, unsigned long max);
 void nvx_small_free_all(int nid);
+void nvx_small_untake(struct nvx_block_ref *b, unsigned long nr);
+unsigned long nvx_small_rejoin(void);
 
 #endif /* _KERNEL_NVX_POOL_H */

@@ -207,10 +207,11 @@ static void nvx_scrub_account(int nid, u64 bytes, u64 ns)
  * nvx_scrubber() - the scrubber thread
  * @unused: unused.
  *
- * Zeroes returned blocks and chunks nobody else references (blocks
- * first: they are few and small grants wait for them), a block or a
- * piece at a time, at the lowest priority and within scrub_rate_mbps,
- * until kthread_stop(). Each piece is clean as soon as it is zeroed: a
+ * Zeroes returned blocks and chunks nobody else references, a block or a
+ * piece at a time and the two by turns, at the lowest priority and within
+ * scrub_rate_mbps, until kthread_stop(); looks at pinned chunks and
+ * blocks again once a second, and when idle turns unused split pieces
+ * back into whole pieces (nvx_small_rejoin()). Each piece is clean as soon as it is zeroed: a
  * large chunk becomes usable piece by piece, and its pieces merge back
  * into one chunk as they come clean (nvx_chunk_clean()).
  *
@@ -218,6 +219,8 @@ static void nvx_scrub_account(int nid, u64 bytes, u64 ns)
  */
 int nvx_scrubber(void *unused)
 {
+	unsigned long rechecked = jiffies;
+	bool blocks_first = true;
 	s64 owed = 0;
 
 	set_user_nice(current, MAX_NICE);
@@ -229,7 +232,18 @@ int nvx_scrubber(void *unused)
 		int nid;
 		u64 t0, ns, bytes;
 
-		if (nvx_small_has_dirty()) {
+		/* pins go away while the scrubber is busy too */
+		if (time_after(jiffies, rechecked + HZ)) {
+			rechecked = jiffies;
+			if (nvx_pool_has_pinned())
+				nvx_scrub_recheck_pinned();
+			if (nvx_small_has_pinned())
+				nvx_small_recheck_pinned();
+		}
+		/* blocks and chunks by turns: neither starves the other */
+		blocks_first = !blocks_first;
+		c = blocks_first ? NULL : nvx_scrub_take();
+		if (!c && nvx_small_has_dirty()) {
 			t0 = ktime_get_ns();
 			bytes = nvx_small_scrub_one(&nid);
 			ns = ktime_get_ns() - t0;
@@ -240,8 +254,12 @@ int nvx_scrubber(void *unused)
 			cond_resched();
 			continue;
 		}
-		c = nvx_scrub_take();
+		if (!c)
+			c = nvx_scrub_take();
 		if (!c) {
+			/* idle: unused split pieces become whole pieces */
+			if (nvx_small_rejoin())
+				continue;
 			/*
 			 * Nothing to do, or only chunks and blocks still
 			 * pinned by someone: look again when a grant returns
@@ -251,6 +269,7 @@ int nvx_scrubber(void *unused)
 							 kthread_should_stop() ||
 							 atomic_read(&nvx_pool.returns) != seen,
 							 HZ);
+			rechecked = jiffies;
 			if (nvx_pool_has_pinned())
 				nvx_scrub_recheck_pinned();
 			if (nvx_small_has_pinned())

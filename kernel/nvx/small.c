@@ -50,37 +50,37 @@ bool nvx_block_busy(struct nvx_small *s, unsigned int i)
 }
 
 /*
- * Split one piece of node @nid into blocks: give a releasable piece (a
- * dirty one first: its zeroing is not lost) back to the page allocator
- * and take 2 MiB of single pages in its place. 0, -ENOSPC when the node
- * has no releasable piece, -ENOMEM when the allocator did not deliver the
- * replacement (then the pool is one piece smaller).
+ * Split one piece of node @nid into blocks: take 2 MiB of single pages
+ * from the page allocator, then give a releasable piece (a dirty one
+ * first: its zeroing is not lost) back in their place, so that the pool
+ * keeps its size whatever happens. 0, -ENOMEM when the allocator has no
+ * 2 MiB to lend, -ENOSPC when the node has no releasable piece.
  */
 static int nvx_small_split(int nid)
 {
-	const gfp_t gfp = GFP_KERNEL | __GFP_THISNODE | __GFP_NOWARN;
+	const gfp_t gfp = GFP_KERNEL | __GFP_THISNODE | __GFP_NOWARN |
+			  __GFP_NORETRY;
 	struct nvx_pool_node *n = nvx_node(nid);
 	struct nvx_chunk *whole;
-	struct page *page;
+	struct page *page, *old;
 	struct nvx_small *s;
 
 	s = kzalloc_node(sizeof(*s), GFP_KERNEL, nid);
 	if (!s)
 		return -ENOMEM;
-	if (!nvx_pool_take_releasable(nid, 1, true, &page, &whole)) {
-		kfree(s);
-		return -ENOSPC;
-	}
-	folio_put(page_folio(page));
-	kfree(whole);
 	/* not compound: split_page() gives every page its own count */
 	page = alloc_pages_node(nid, gfp, NVX_PIECE_ORDER);
 	if (!page) {
 		kfree(s);
-		pr_warn_ratelimited("node %d: a piece split for blocks was not replaced\n",
-				    nid);
 		return -ENOMEM;
 	}
+	if (!nvx_pool_take_releasable(nid, 1, true, &old, &whole)) {
+		__free_pages(page, NVX_PIECE_ORDER);
+		kfree(s);
+		return -ENOSPC;
+	}
+	folio_put(page_folio(old));
+	kfree(whole);
 	split_page(page, NVX_PIECE_ORDER);
 	s->page = page;
 	s->nid = nid;
@@ -186,6 +186,29 @@ long nvx_small_take(int nid, unsigned long nr, bool dirty_ok,
 		if (ret)
 			return ret;
 	}
+}
+
+/**
+ * nvx_small_untake() - put blocks nvx_small_take() took back as they were
+ * @b: the blocks, all of one node; none was zeroed or handed out.
+ * @nr: how many.
+ */
+void nvx_small_untake(struct nvx_block_ref *b, unsigned long nr)
+{
+	struct nvx_pool_node *n;
+	unsigned long i, dirty = 0;
+
+	if (!nr)
+		return;
+	n = nvx_node(b[0].s->nid);
+	for (i = 0; i < nr; i++)
+		dirty += b[i].dirty;
+	spin_lock(&n->lock);
+	nvx_small_unpick(b, nr);
+	n->nr_blocks_granted -= nr;
+	n->nr_blocks_free += nr - dirty;
+	n->nr_blocks_dirty += dirty;
+	spin_unlock(&n->lock);
 }
 
 /**
@@ -345,6 +368,42 @@ void nvx_small_recheck_pinned(void)
 	}
 }
 
+/*
+ * A split piece none of whose blocks is granted, pinned or being zeroed
+ * and whose pages nobody else references; the caller holds the lock.
+ */
+static bool nvx_small_unused(struct nvx_small *s)
+{
+	unsigned int i;
+
+	if ((s->free | s->dirty) != NVX_SMALL_ALL)
+		return false;
+	for (i = 0; i < NVX_PIECE_BLOCKS; i++)
+		if (nvx_block_busy(s, i))
+			return false;
+	return true;
+}
+
+/* Take @s, unused, off its node; the caller holds the lock. */
+static void nvx_small_unlink(struct nvx_pool_node *n, struct nvx_small *s)
+{
+	list_del(&s->list);
+	n->nr_blocks_free -= hweight32(s->free);
+	n->nr_blocks_dirty -= hweight32(s->dirty);
+	n->nr_small--;
+	n->nr_total--;
+}
+
+/* Put @s back on its node, as nvx_small_unlink() took it. */
+static void nvx_small_link(struct nvx_pool_node *n, struct nvx_small *s)
+{
+	list_add_tail(&s->list, &n->small);
+	n->nr_blocks_free += hweight32(s->free);
+	n->nr_blocks_dirty += hweight32(s->dirty);
+	n->nr_small++;
+	n->nr_total++;
+}
+
 /* Give a split piece's pages back; one still pinned goes with its pin. */
 static void nvx_small_free(struct nvx_small *s)
 {
@@ -371,24 +430,15 @@ unsigned long nvx_small_shrink(int nid, unsigned long max)
 	struct nvx_small *s, *tmp;
 	unsigned long done = 0;
 	LIST_HEAD(list);
-	unsigned int i;
 
 	spin_lock(&n->lock);
 	list_for_each_entry_safe(s, tmp, &n->small, list) {
 		if (done == max)
 			break;
-		if ((s->free | s->dirty) != NVX_SMALL_ALL)
+		if (!nvx_small_unused(s))
 			continue;
-		for (i = 0; i < NVX_PIECE_BLOCKS; i++)
-			if (nvx_block_busy(s, i))
-				break;
-		if (i < NVX_PIECE_BLOCKS)
-			continue;
-		list_move_tail(&s->list, &list);
-		n->nr_blocks_free -= hweight32(s->free);
-		n->nr_blocks_dirty -= hweight32(s->dirty);
-		n->nr_small--;
-		n->nr_total--;
+		nvx_small_unlink(n, s);
+		list_add_tail(&s->list, &list);
 		done++;
 	}
 	spin_unlock(&n->lock);
@@ -424,4 +474,80 @@ void nvx_small_free_all(int nid)
 		list_del(&s->list);
 		nvx_small_free(s);
 	}
+}
+
+/**
+ * nvx_small_rejoin() - turn unused split pieces back into pieces
+ *
+ * Keeps one unused split piece per node for the next small grants; each
+ * other one is replaced by a zeroed compound piece from the page
+ * allocator (a clean chunk of its own) and its pages given back, so that
+ * small grants that came and went do not leave the pool in split pieces
+ * that whole-piece grants cannot use. Stops at the first allocation that
+ * fails. The scrubber calls it when it has nothing else to do.
+ *
+ * Return: the number of pieces rejoined.
+ */
+unsigned long nvx_small_rejoin(void)
+{
+	const gfp_t gfp = GFP_KERNEL | __GFP_THISNODE | __GFP_NOWARN |
+			  __GFP_NORETRY | __GFP_COMP;
+	unsigned long done = 0;
+	int nid;
+
+	for_each_online_node(nid) {
+		struct nvx_pool_node *n = nvx_node(nid);
+		struct nvx_small *s, *found;
+		struct nvx_chunk *c;
+		struct page *page;
+		bool kept;
+
+		for (;;) {
+			kept = false;
+			found = NULL;
+			spin_lock(&n->lock);
+			list_for_each_entry(s, &n->small, list) {
+				if (!nvx_small_unused(s))
+					continue;
+				if (kept) {
+					found = s;
+					break;
+				}
+				kept = true;
+			}
+			if (found)
+				nvx_small_unlink(n, found);
+			spin_unlock(&n->lock);
+			if (!found)
+				break;
+
+			c = kzalloc_node(sizeof(*c), GFP_KERNEL, nid);
+			page = c ? alloc_pages_node(nid, gfp, NVX_PIECE_ORDER) :
+				   NULL;
+			if (!page) {
+				kfree(c);
+				spin_lock(&n->lock);
+				nvx_small_link(n, found);
+				spin_unlock(&n->lock);
+				return done;
+			}
+			nvx_piece_zero(page);
+			c->page = page;
+			c->nr = 1;
+			c->nid = nid;
+			c->origin = page_to_pfn(page);
+			c->origin_nr = 1;
+			spin_lock(&n->lock);
+			list_add_tail(&c->list, &n->clean);
+			n->nr_clean++;
+			n->nr_total++;
+			n->nr_chunks++;
+			spin_unlock(&n->lock);
+			nvx_small_free(found);
+			atomic64_inc(&nvx_pool.small_rejoins);
+			done++;
+			cond_resched();
+		}
+	}
+	return done;
 }

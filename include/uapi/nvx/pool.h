@@ -54,9 +54,9 @@
  *
  * Grow fails with -ENOMEM when the node could not deliver all of @bytes;
  * what it did add stays in the pool and is reported in @done. Shrink
- * releases pieces split into blocks none of which is granted first (the
- * pool splits pieces again on demand), then clean chunks, then dirty
- * ones; granted chunks cannot be released, and a shrink that could not
+ * releases pieces split into blocks first, those none of whose blocks is
+ * granted, pinned or being zeroed (the pool splits pieces again on
+ * demand), then clean chunks, then dirty ones; granted chunks cannot be released, and a shrink that could not
  * release all of @bytes fails with -EBUSY after releasing what it could.
  * Neither ever waits for a grant to be returned. Both need CAP_SYS_ADMIN
  * (-EPERM).
@@ -78,7 +78,8 @@ struct nvx_pool_resize {
  * @reserved: in: must be 0.
  * @piece_bytes: out: the size of a piece, the unit of the counts: 2 MiB.
  * @total_bytes: out: memory in the pool (clean + dirty + granted).
- * @clean_bytes: out: zeroed and ready to grant.
+ * @clean_bytes: out: zeroed and ready to grant (free blocks included,
+ *	which serve only the blocks of NVX_GRANT_BLOCKS grants).
  * @dirty_bytes: out: returned, waiting for the scrubber (this includes
  *	chunks whose pages are still pinned by someone else).
  * @granted_bytes: out: owned by live grants.
@@ -171,7 +172,7 @@ struct nvx_grant_create {
 /**
  * struct nvx_grant_info - NVX_GRANT_IOC_INFO, on a grant fd
  * @flags: in: must be 0.
- * @node: out: the node of the first piece.
+ * @node: out: the node of the grant's memory (its pieces and blocks).
  * @bytes: out: the size of the grant.
  * @piece_bytes: out: the size of a piece: 2 MiB.
  * @nr_pieces: out: whole pieces, the first @nr_pieces * @piece_bytes of
@@ -213,7 +214,8 @@ struct nvx_grant_range {
  *	after filling the first @count).
  * @ranges: in: user pointer to an array of struct nvx_grant_range.
  *
- * Adjacent pieces and blocks are merged into one range. Needs CAP_SYS_ADMIN.
+ * Adjacent pieces and blocks are merged into one range. Needs
+ * CAP_SYS_ADMIN. A clone has no ranges of its own (-EINVAL).
  */
 struct nvx_grant_ranges {
 	__u32 flags;
@@ -232,7 +234,8 @@ struct nvx_grant_ranges {
  * VM, a shared RX queue) may take it (-EPERM). Sealing a template again
  * succeeds and changes nothing. Errors: -EINVAL (flags, reserved, a
  * clone), -EBUSY (a shared mapping that is or may become writable, a
- * kernel user, or a page pinned for DMA: FOLL_PIN).
+ * kernel user, or a page pinned for DMA: FOLL_PIN). While the first seal
+ * looks, an mmap() of the grant fails with -EPERM.
  */
 struct nvx_grant_seal {
 	__u32 flags;
@@ -251,8 +254,11 @@ struct nvx_grant_seal {
  * O(1) in the template's size: the clone shares every page of the
  * template until it writes one; the first write to a page (through a
  * mapping, KVM or GUP) gives the clone its own copy, a page from the page
- * allocator charged to the memory cgroup of the process that made the
- * clone. The template lives while any clone does. A clone is not a
+ * allocator charged to the memory cgroup and the RLIMIT_MEMLOCK of the
+ * process that made the clone (a fault that cannot have its copy gets
+ * SIGBUS). A read can make a copy too, in a 2 MiB piece the clone has
+ * written, once per piece and mapping (Documentation/nvx/pool.rst). The
+ * template lives while any clone does. A clone is not a
  * template and cannot be cloned or sealed. Errors: -EINVAL (flags, not a
  * template), -ENOMEM, -EMFILE.
  */

@@ -147,7 +147,8 @@ struct nvx_srq_layout {
  * otherwise. Frames the NIC sends (NVX_SRQ_IOC_TX, or the stack sending
  * through NAME) arrive at the peer.
  *
- * Errors: -EINVAL (flags, params, not a grant), -EBADF (@grant_fd),
+ * Errors: -EINVAL (flags, params, not a grant, a clone), -EPERM (a
+ * template: read-only), -EBADF (@grant_fd),
  * -ENODEV (no such ifindex), -EOPNOTSUPP, -EBUSY, -ENOSPC, -ENOMEM,
  * -EMFILE.
  */

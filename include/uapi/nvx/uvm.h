@@ -405,7 +405,8 @@ struct nvx_uvm_endpoint {
  *
  * The control page and both rings must lie inside guest RAM and must
  * not overlap. Errors: -EINVAL (flags, sizes, alignment, overlap, not a
- * KVM fd, an eventfd that is not one), -EBADF, -ENOSPC (outside RAM),
+ * KVM fd, an eventfd that is not one, a grant that is a clone), -EPERM
+ * (a grant that is a template: read-only), -EBADF, -ENOSPC (outside RAM),
  * -EBUSY (the VM already has a channel, the endpoint serves max_vms, or
  * it holds NVX_UVM_MAX_GONE VM_GONE notices nobody received),
  * -ENXIO (the endpoint's system process is gone).
