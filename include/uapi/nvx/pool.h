@@ -56,8 +56,9 @@
  * what it did add stays in the pool and is reported in @done. Shrink
  * releases pieces split into blocks first, those none of whose blocks is
  * granted, pinned or being zeroed (the pool splits pieces again on
- * demand), then clean chunks, then dirty ones; granted chunks cannot be released, and a shrink that could not
- * release all of @bytes fails with -EBUSY after releasing what it could.
+ * demand), then clean chunks, then dirty ones; granted chunks cannot be
+ * released, and a shrink that could not release all of @bytes fails
+ * with -EBUSY after releasing what it could.
  * Neither ever waits for a grant to be returned. Both need CAP_SYS_ADMIN
  * (-EPERM).
  */
