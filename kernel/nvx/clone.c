@@ -48,8 +48,9 @@
  * process that made the clone, and to its RLIMIT_MEMLOCK as grants are
  * (they are unswappable), and freed with the clone. A copy that cannot
  * be had (the limit, the cgroup, no memory) fails the fault with SIGBUS.
- * KVM, GUP and fork reach a clone through its mappings, like any grant; the kernel's own users (user VMs, shared RX queues) do not
- * take clones yet (nvx_grant_fget()).
+ * KVM, GUP and fork reach a clone through its mappings, like any grant;
+ * the kernel's own users (user VMs, shared RX queues) do not take clones
+ * yet (nvx_grant_fget()).
  */
 #include <linux/capability.h>
 #include <linux/file.h>
