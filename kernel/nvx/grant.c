@@ -372,12 +372,60 @@ static vm_fault_t nvx_grant_fault(struct vm_fault *vmf)
 
 /*
  * A PMD fault on a grant mapping (THP enabled: the VMA is VM_HUGEPAGE):
- * map the piece with one PMD directly. Unlike ->fault, which the kernel
+ * map the piece with one PMD directly, and the pieces after it
+ * (nvx_grant_map_around()). Unlike ->fault, which the kernel
  * calls after preallocating a page table a PMD mapping does not need,
  * this costs no page table. do_set_pmd() checks the alignment and that
  * the piece lies inside the VMA, and falls back otherwise; the mapping
  * holds the reference taken here.
  */
+/*
+ * Map the pieces after the one a PMD fault just mapped, with a PMD each,
+ * as far as the VMA, the grant's pieces and the page-table page of PMDs
+ * (1 GiB) go: PMD fault-around. A populating mmap or a guest touching
+ * its RAM then takes one fault per GiB instead of one per piece. The
+ * folio's lock is only tried: a piece someone holds is left to its own
+ * fault.
+ */
+static void nvx_grant_map_around(struct vm_fault *vmf, struct nvx_grant *g)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long haddr = vmf->address & PMD_MASK;
+	unsigned long end = min(vma->vm_end, (haddr & PUD_MASK) + PUD_SIZE);
+	pgoff_t pgoff = vmf->pgoff & ~(pgoff_t)(NVX_PIECE_PAGES - 1);
+	unsigned long addr;
+
+	for (addr = haddr + PMD_SIZE; addr + PMD_SIZE <= end;
+	     addr += PMD_SIZE) {
+		struct vm_fault around = {
+			.vma = vma,
+			.gfp_mask = vmf->gfp_mask,
+			.pgoff = pgoff + NVX_PIECE_PAGES,
+			.address = addr,
+			.real_address = addr,
+			.flags = vmf->flags & ~FAULT_FLAG_WRITE,
+			.pud = vmf->pud,
+			.pmd = pmd_offset(vmf->pud, addr),
+		};
+		struct folio *folio;
+		vm_fault_t ret;
+
+		pgoff += NVX_PIECE_PAGES;
+		if (pgoff >= g->nr_pieces * NVX_PIECE_PAGES)
+			break;
+		if (!pmd_none(pmdp_get_lockless(around.pmd)))
+			continue;
+		folio = page_folio(nvx_grant_page(g, pgoff));
+		if (!folio_trylock(folio))
+			continue;
+		folio_get(folio);
+		ret = do_set_pmd(&around, &folio->page);
+		folio_unlock(folio);
+		if (ret)
+			folio_put(folio);
+	}
+}
+
 static vm_fault_t nvx_grant_huge_fault(struct vm_fault *vmf,
 				       unsigned int order)
 {
@@ -396,6 +444,7 @@ static vm_fault_t nvx_grant_huge_fault(struct vm_fault *vmf,
 		folio_put(folio);
 		return ret;
 	}
+	nvx_grant_map_around(vmf, g);
 	return VM_FAULT_NOPAGE;
 }
 

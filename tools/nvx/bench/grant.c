@@ -418,6 +418,79 @@ static int nvx_bench_run_nvx(struct nvx_bench *b, uint64_t bytes,
 	return NVX_EXIT_OK;
 }
 
+/* FilePmdMapped of the mapping at @p, in bytes, or -1. */
+static long long nvx_pmd_mapped(const void *p)
+{
+	char line[256], start[32];
+	long long kb = -1;
+	bool in = false;
+	FILE *f;
+
+	f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	snprintf(start, sizeof(start), "%lx-", (unsigned long)p);
+	while (fgets(line, sizeof(line), f)) {
+		if (!in) {
+			in = !strncmp(line, start, strlen(start));
+			continue;
+		}
+		if (sscanf(line, "FilePmdMapped: %lld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/*
+ * nvx, mapping without MAP_POPULATE: a grant, mmap, then one read at the
+ * start and at every 1 GiB boundary in the mapping; each read faults
+ * once and the grant's fault handler maps every piece to the end of its
+ * page-table page of PMDs (1 GiB). Checked afterwards, outside the time:
+ * all of it PMD-mapped (else it fails, and says so).
+ */
+static int nvx_bench_run_around(struct nvx_bench *b, uint64_t bytes,
+				uint64_t *ns)
+{
+	const uint64_t gib = 1ULL << 30;
+	char h[NVX_FMT_BYTES_LEN];
+	uint64_t t0, off;
+	long long pmd;
+	int err, fd;
+	char *p;
+
+	t0 = nvx_now_ns();
+	err = -nvx_grant_new(b->ctx->fd, b->node, bytes, NVX_GRANT_CLOEXEC, &fd);
+	if (err) {
+		nvx_err("%s: nvx: a grant of %s on node %u: %s", b->ctx->path,
+			nvx_fmt_bytes(h, sizeof(h), bytes), b->node,
+			nvx_pool_strerror(NVX_IOC_GRANT, err));
+		return NVX_EXIT_FAIL;
+	}
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		nvx_err("%s: nvx: mmap of a grant of %s: %s", b->ctx->path,
+			nvx_fmt_bytes(h, sizeof(h), bytes), strerror(errno));
+		close(fd);
+		return NVX_EXIT_FAIL;
+	}
+	/* atomic loads: the compiler keeps them */
+	(void)__atomic_load_n(p, __ATOMIC_RELAXED);
+	for (off = gib - ((uintptr_t)p & (gib - 1)); off < bytes; off += gib)
+		(void)__atomic_load_n(p + off, __ATOMIC_RELAXED);
+	*ns = nvx_now_ns() - t0;
+
+	pmd = nvx_pmd_mapped(p);
+	munmap(p, bytes);
+	close(fd);
+	if (pmd != (long long)bytes) {
+		nvx_err("%s: nvx: one read per GiB left %lld of %s PMD-mapped",
+			b->ctx->path, pmd, nvx_fmt_bytes(h, sizeof(h), bytes));
+		return NVX_EXIT_FAIL;
+	}
+	return NVX_EXIT_OK;
+}
+
 /* The methods without nvx: anonymous memory, populated one way or another. */
 static int nvx_bench_run_anon(struct nvx_bench *b, enum nvx_bench_method m,
 			      uint64_t bytes, uint64_t *ns, bool touch)
@@ -489,6 +562,7 @@ static int nvx_bench_measure(struct nvx_bench *b, struct nvx_bench_size *sz)
 	uint64_t *setup = &b->samples[NVX_BM_COUNT * b->runs];
 	uint64_t *writes = setup + b->runs;
 	uint64_t *maps = writes + b->runs;
+	uint64_t *around = maps + NVX_BM_COUNT * b->runs;
 	uint64_t split[2], total;
 	char h[NVX_FMT_BYTES_LEN];
 	unsigned int run, m;
@@ -542,9 +616,18 @@ static int nvx_bench_measure(struct nvx_bench *b, struct nvx_bench_size *sz)
 			return ret;
 		setup[run] = split[0];
 		writes[run] = split[1];
+		/* and mapped by one read per GiB */
+		ret = nvx_bench_wait_clean(b, NVX_BENCH_POLL, NULL);
+		if (ret)
+			return ret;
+		ret = nvx_bench_run_around(b, sz->bytes, &around[run]);
+		if (ret)
+			return ret;
 	}
 	sz->setup_ns = nvx_bench_median(setup, b->runs);
 	sz->writes_ns = nvx_bench_median(writes, b->runs);
+	sz->around_ns = nvx_bench_median(around, b->runs);
+	sz->around_min_ns = around[0];
 
 	for (m = 0; m < NVX_BM_COUNT; m++) {
 		if (b->skip[m])
@@ -557,6 +640,11 @@ static int nvx_bench_measure(struct nvx_bench *b, struct nvx_bench_size *sz)
 		v = m == NVX_BM_NVX ? setup : &maps[m * b->runs];
 		sz->map_median_ns[m] = nvx_bench_median(v, b->runs);
 		sz->map_min_ns[m] = v[0];
+	}
+	/* nvx maps by whichever of its two ways is faster */
+	if (sz->around_ns < sz->map_median_ns[NVX_BM_NVX]) {
+		sz->map_median_ns[NVX_BM_NVX] = sz->around_ns;
+		sz->map_min_ns[NVX_BM_NVX] = sz->around_min_ns;
 	}
 	return NVX_EXIT_OK;
 }
@@ -694,6 +782,7 @@ static void nvx_bench_print_json(struct nvx_bench *b)
 		}
 		nvx_json_end(j);
 		nvx_json_u64(j, "nvx_setup_ns", sz->setup_ns);
+		nvx_json_u64(j, "nvx_read_per_gib_ns", sz->around_ns);
 		nvx_json_u64(j, "nvx_writes_ns", sz->writes_ns);
 		nvx_json_end(j);
 	}
@@ -756,8 +845,9 @@ static void nvx_bench_print_text(struct nvx_bench *b)
 	printf("node %u, %u run%s per method; median and fastest run\n\n",
 	       b->node, b->runs, b->runs == 1 ? "" : "s");
 	nvx_bench_print_table(b, true);
-	printf("(nvx: a grant mapped with MAP_POPULATE; %s)\n",
-	       "first_touch installs nothing until written");
+	printf("(nvx: a grant mapped with MAP_POPULATE, or mapped and read once per GiB\n"
+	       "(PMD fault-around; all of it checked PMD-mapped), whichever is faster;\n"
+	       "%s)\n", "first_touch installs nothing until written");
 
 	printf("\n%s\n",
 	       "the same with one byte written in every 4 KiB page");
@@ -768,10 +858,11 @@ static void nvx_bench_print_text(struct nvx_bench *b)
 	for (i = 0; i < b->nr_sizes; i++) {
 		const struct nvx_bench_size *sz = &b->sizes[i];
 
-		printf("%-9s grant+mmap %.3f ms, writes %.3f ms\n",
+		printf("%-9s grant+mmap %.3f ms, writes %.3f ms; grant+mmap+one read per GiB %.3f ms\n",
 		       nvx_fmt_bytes(h, sizeof(h), sz->bytes),
 		       (double)sz->setup_ns / NVX_NSEC_PER_MSEC,
-		       (double)sz->writes_ns / NVX_NSEC_PER_MSEC);
+		       (double)sz->writes_ns / NVX_NSEC_PER_MSEC,
+		       (double)sz->around_ns / NVX_NSEC_PER_MSEC);
 	}
 	if (b->nofit[0])
 		printf("\nnot measured: %s\n", b->nofit);
@@ -898,7 +989,7 @@ int cmd_bench_grant(struct nvx_ctx *ctx, int argc, char **argv)
 	ret = nvx_bench_pick_node(&b, s.nr_nodes, size);
 	if (ret)
 		return ret;
-	b.samples = calloc((size_t)(2 * NVX_BM_COUNT + 2) * b.runs,
+	b.samples = calloc((size_t)(2 * NVX_BM_COUNT + 3) * b.runs,
 			   sizeof(*b.samples));
 	if (!b.samples) {
 		nvx_err("%s: out of memory", ctx->path);

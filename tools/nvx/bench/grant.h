@@ -79,6 +79,11 @@ struct nvx_bench_clone {
  * @map_median_ns: per method, the median of the runs that map (every
  *	page-table entry installed) and write nothing; for nvx, @setup_ns.
  * @map_min_ns: and the fastest of them.
+ * @around_ns: median time of an nvx grant mapped without MAP_POPULATE
+ *	and read once per GiB (the fault handler maps up to 1 GiB of PMDs
+ *	per fault); nvx's map-only time is the faster of this and
+ *	@setup_ns.
+ * @around_min_ns: and the fastest.
  */
 struct nvx_bench_size {
 	uint64_t bytes;
@@ -88,6 +93,8 @@ struct nvx_bench_size {
 	uint64_t writes_ns;
 	uint64_t map_median_ns[NVX_BM_COUNT];
 	uint64_t map_min_ns[NVX_BM_COUNT];
+	uint64_t around_ns;
+	uint64_t around_min_ns;
 };
 
 /**
@@ -102,7 +109,8 @@ struct nvx_bench_size {
  * @skip: per method, why it is not measured, or NULL.
  * @samples: @runs times per method, NVX_BM_COUNT * @runs, then @runs
  *	setup times and @runs write times (see struct nvx_bench_size), then
- *	@runs map-only times per method.
+ *	@runs map-only times per method, then @runs times of nvx mapped by
+ *	one read per GiB.
  * @sizes: the sizes measured, the largest last.
  * @nr_sizes: number of @sizes.
  * @nofit: why no larger size is measured, or "".
