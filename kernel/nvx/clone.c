@@ -141,12 +141,9 @@ int nvx_grant_ioc_clone(struct nvx_ucmd *ucmd)
 	if (!READ_ONCE(t->sealed))
 		return -EINVAL;
 
-	g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
+	g = nvx_grant_alloc();
 	if (!g)
 		return -ENOMEM;
-	INIT_LIST_HEAD(&g->chunks);
-	spin_lock_init(&g->lock);
-	xa_init(&g->copies);
 	g->nr_pieces = t->nr_pieces;
 	g->nr_blocks = t->nr_blocks;
 	g->nid = t->nid;

@@ -645,6 +645,23 @@ void nvx_grant_put(struct nvx_grant *g, struct file *gfile)
 EXPORT_SYMBOL_GPL(nvx_grant_put);
 
 /**
+ * nvx_grant_alloc() - an empty grant
+ *
+ * Return: the grant, or NULL without memory.
+ */
+struct nvx_grant *nvx_grant_alloc(void)
+{
+	struct nvx_grant *g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
+
+	if (!g)
+		return NULL;
+	INIT_LIST_HEAD(&g->chunks);
+	spin_lock_init(&g->lock);
+	xa_init(&g->copies);
+	return g;
+}
+
+/**
  * nvx_grant_file() - the file of a new grant
  * @g: the grant, owned by the file from here on (its release frees it).
  * @bytes: its size.
@@ -767,12 +784,9 @@ int nvx_pool_ioc_grant(struct nvx_ucmd *ucmd)
 		return -ENOSPC;
 	}
 
-	g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
+	g = nvx_grant_alloc();
 	if (!g)
 		return -ENOMEM;
-	INIT_LIST_HEAD(&g->chunks);
-	spin_lock_init(&g->lock);
-	xa_init(&g->copies);
 	if (!capable(CAP_IPC_LOCK)) {
 		ret = nvx_account(current_user(), bytes >> PAGE_SHIFT);
 		if (ret)

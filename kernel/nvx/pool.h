@@ -261,6 +261,7 @@ unsigned long nvx_pool_take_releasable(int nid, unsigned long max,
 /* grant.c */
 int nvx_account(struct user_struct *user, unsigned long pages);
 void nvx_unaccount(struct user_struct *user, unsigned long pages);
+struct nvx_grant *nvx_grant_alloc(void);
 struct file *nvx_grant_file(struct nvx_grant *g, u64 bytes);
 void nvx_grant_free(struct nvx_grant *g);
 
