@@ -60,7 +60,7 @@ FIXTURE_SETUP(pool)
 	if (strcmp(self->rate, "0")) {
 		TH_LOG("scrub_rate_mbps was %s: reset to 0", self->rate);
 		ASSERT_EQ(0, write_param("scrub_rate_mbps", "0"));
-		strcpy(self->rate, "0");
+		snprintf(self->rate, sizeof(self->rate), "0");
 	}
 	ASSERT_EQ(0, wait_scrubbed(self->fd));
 	ASSERT_EQ(0, pool_stats(self->fd, &self->start));
