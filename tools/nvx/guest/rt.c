@@ -18,8 +18,8 @@
 #define LAPIC_TMR_INIT	0xfee00380UL
 #define LAPIC_TMR_DIV	0xfee003e0UL
 #define TICK_VECTOR	0xf0
-#define TICK_PERIODIC	0x20000		/* LVT timer mode: periodic */
 #define TICK_COUNT	10000000	/* 10 ms at KVM's 1 GHz APIC bus */
+#define TICK_MS		10
 #define SPIN_POLLS	200		/* polls of the CQ before sleeping */
 #define POLLED_SPIN_US	2000		/* and while the SQ is polled */
 #define BAD_CTRL	0x200		/* exit status: no valid ctrl page */
@@ -51,6 +51,7 @@ static struct nvx_uvm_msg stash[NVX_UVM_MAX_ENTRIES];
 static __u32 stash_head, stash_tail;
 
 static unsigned long long tsc0, tsc_khz;
+static unsigned long long tick_end;	/* TSC when the armed tick fires */
 static unsigned long heap, heap_end;
 
 static char argbuf[NVX_UVM_ARGS_SIZE + 1];
@@ -139,6 +140,38 @@ static int cq_spin(void)
 	}
 }
 
+static void lapic_write(unsigned long reg, __u32 v)
+{
+	asm volatile("movl %0, (%1)" :: "r"(v), "r"(reg) : "memory");
+}
+
+/*
+ * The safety tick: a one-shot 10 ms local APIC timer, armed only before
+ * a hlt and only when none is pending, to wake a halted guest whose
+ * completion interrupt never arrives. Under nested KVM in QEMU TCG a
+ * guest was seen not to continue after KVM had injected its completion
+ * interrupt (cause unknown); with the tick such a stall costs at most
+ * 10 ms. Arming is a trapped APIC write, so a guest that halts often
+ * arms at most once per 10 ms, and one that only polls never does (a
+ * periodic tick cost an exit and an EOI 100 times a second, polling or
+ * not). The tick's vector goes to irq_stub like any. Interrupts are off.
+ */
+static void tick_arm(void)
+{
+	unsigned long long now = rdtsc();
+
+	if (now < tick_end)
+		return;
+	lapic_write(LAPIC_TMR_INIT, TICK_COUNT);
+	tick_end = now + tsc_khz * TICK_MS;
+}
+
+void halt(void)
+{
+	tick_arm();
+	asm volatile("sti; hlt; cli" ::: "memory");
+}
+
 /*
  * Wait until the CQ entry at cq_cons is written: poll a little, then
  * ask for the interrupt and halt. cli before WANT_IRQ and sti;hlt (one
@@ -157,10 +190,12 @@ static void cq_wait(void)
 		__atomic_fetch_or(&cp->flags, NVX_UVM_CTRL_WANT_IRQ,
 				  __ATOMIC_SEQ_CST);
 		if (!__atomic_load_n(&cp->credits, __ATOMIC_SEQ_CST) &&
-		    !cq_ready())
+		    !cq_ready()) {
+			tick_arm();
 			asm volatile("sti; hlt" ::: "memory");
-		else
+		} else {
 			asm volatile("sti" ::: "memory");
+		}
 		__atomic_fetch_and(&cp->flags, ~NVX_UVM_CTRL_WANT_IRQ,
 				   __ATOMIC_SEQ_CST);
 	}
@@ -899,23 +934,11 @@ static void idt_init(void)
 	asm volatile("movl %0, (%1)" :: "r"(0x1ff), "r"(svr) : "memory");
 }
 
-static void lapic_write(unsigned long reg, __u32 v)
-{
-	asm volatile("movl %0, (%1)" :: "r"(v), "r"(reg) : "memory");
-}
-
-/*
- * A periodic 10 ms tick, only to wake a halted guest: a safety net for
- * a completion interrupt that never arrives. Under nested KVM in QEMU
- * TCG a guest was seen not to continue after KVM had injected its
- * completion interrupt (cause unknown); with the tick such a stall
- * costs at most 10 ms. The tick's vector goes to irq_stub like any.
- */
+/* The safety tick's mode: one-shot (tick_arm() starts it), divide by 1. */
 static void tick_init(void)
 {
-	lapic_write(LAPIC_TMR_DIV, 0xb);			/* divide by 1 */
-	lapic_write(LAPIC_LVT_TIMER, TICK_PERIODIC | TICK_VECTOR);
-	lapic_write(LAPIC_TMR_INIT, TICK_COUNT);
+	lapic_write(LAPIC_TMR_DIV, 0xb);
+	lapic_write(LAPIC_LVT_TIMER, TICK_VECTOR);
 }
 
 static int ring_ok(__u32 n)

@@ -89,6 +89,7 @@ long read(int fd, void *buf, unsigned long n);		/* one message */
 noreturn void exit(int status);		/* EXIT message, then the port */
 noreturn void exit_now(int status);	/* the exit port only */
 unsigned long long clock_ns(void);	/* TSC, since boot */
+void halt(void);	/* with a vector, interrupts off: hlt <= 10 ms */
 unsigned long long realtime_ns(void);	/* CLOCK message; 0 on error */
 const unsigned char *seed(void);	/* NVX_UVM_SEED_SIZE bytes */
 /*

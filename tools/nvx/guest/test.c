@@ -754,9 +754,9 @@ static int t_sysfuzz(void)
 }
 
 /*
- * Wait @ms milliseconds, still attached. With the runtime's tick (when
- * the VMM gave an interrupt vector) halt between its 10 ms interrupts,
- * which cost next to nothing; else spin.
+ * Wait @ms milliseconds, still attached. With the runtime's safety tick
+ * (when the VMM gave an interrupt vector) halt, woken at least every
+ * 10 ms, which costs next to nothing; else spin.
  */
 static void pause_ms(unsigned long ms)
 {
@@ -766,7 +766,7 @@ static void pause_ms(unsigned long ms)
 
 	while (clock_ns() < end) {
 		if (tick)
-			asm volatile("sti; hlt; cli" ::: "memory");
+			halt();
 		else
 			cpu_relax();
 	}
