@@ -48,9 +48,10 @@
  * process that made the clone, and to its RLIMIT_MEMLOCK as grants are
  * (they are unswappable), and freed with the clone. A copy that cannot
  * be had (the limit, the cgroup, no memory) fails the fault with SIGBUS.
- * KVM, GUP and fork reach a clone through its mappings, like any grant;
- * the kernel's own users (user VMs, shared RX queues) do not take clones
- * yet (nvx_grant_fget()).
+ * KVM, GUP and fork reach a clone through its mappings, like any grant.
+ * A kernel user that takes clones (nvx_grant_fget_flags() with
+ * NVX_GRANT_FGET_CLONES: user VMs) writes through nvx_grant_page_write(),
+ * which makes the copy the same way; shared RX queues do not take them.
  */
 #include <linux/capability.h>
 #include <linux/file.h>
@@ -302,6 +303,30 @@ static struct page *nvx_clone_copy(struct nvx_grant *g, pgoff_t pgoff)
 	folio_unlock(tf);
 	return page;
 }
+
+/**
+ * nvx_grant_page_write() - a page of a grant, to be written by the kernel
+ * @g: the grant, taken with nvx_grant_fget_flags().
+ * @pgoff: page offset, below nvx_grant_bytes() >> PAGE_SHIFT.
+ *
+ * Of a clone: its own copy of the page, made now if it has none (as a
+ * write fault makes it: charged to the cloner, the template's page
+ * zapped from the clone's mappings); the copy stays the clone's page
+ * until the clone is freed. Of any other grant: nvx_grant_page().
+ *
+ * Context: may sleep (not under a spinlock, nor under a lock that a
+ * fault on the clone's mappings or a KVM MMU notifier takes).
+ * Return: the page, or ERR_PTR(-EDQUOT) over the cloner's
+ * RLIMIT_MEMLOCK, ERR_PTR(-ENOMEM), ERR_PTR(-EHWPOISON) for a poisoned
+ * template page.
+ */
+struct page *nvx_grant_page_write(struct nvx_grant *g, unsigned long pgoff)
+{
+	if (g->tmpl)
+		return nvx_clone_copy(g, pgoff);
+	return nvx_grant_page(g, pgoff);
+}
+EXPORT_SYMBOL_GPL(nvx_grant_page_write);
 
 /* The fault's answer to an error of nvx_clone_copy(). */
 static vm_fault_t nvx_clone_error(struct page *page)

@@ -586,26 +586,34 @@ DEFINE_NVX_FOPS(nvx_grant, NVX_IOC_GRANT_BASE, nvx_grant_ops,
 		.show_fdinfo = nvx_grant_show_fdinfo);
 
 /**
- * nvx_grant_fget() - the grant behind a file descriptor
+ * nvx_grant_fget_flags() - the grant behind a file descriptor
  * @fd: a file descriptor of the calling process.
  * @gfile: out: the grant's file, with a reference for the caller
  *	(fput() it when done with the grant).
+ * @flags: NVX_GRANT_FGET_CLONES: clones are taken too.
  *
- * The caller may read and write the grant's memory through
- * nvx_grant_page() until nvx_grant_put(); a template cannot be sealed
- * meanwhile. Templates (read-only) and clones (whose kernel writes would
- * need the copy path, which no kernel user takes yet) are refused.
+ * The caller may read the grant's memory through nvx_grant_page() and
+ * write it through nvx_grant_page_write() until nvx_grant_put() (for a
+ * grant that is not a clone nvx_grant_page() may be written to as well);
+ * a template cannot be sealed meanwhile. Templates (read-only) are
+ * refused; clones only when the caller says it writes them through
+ * nvx_grant_page_write(), which makes a clone's copies
+ * (nvx_grant_fget() passes no flag).
  *
  * Return: the grant; ERR_PTR(-EBADF) when @fd is not open,
- * ERR_PTR(-EINVAL) when it is not a grant, or a clone, ERR_PTR(-EPERM)
- * for a template.
+ * ERR_PTR(-EINVAL) when it is not a grant, or a clone not asked for, or
+ * @flags has an unknown bit, ERR_PTR(-EPERM) for a template.
  */
-struct nvx_grant *nvx_grant_fget(int fd, struct file **gfile)
+struct nvx_grant *nvx_grant_fget_flags(int fd, struct file **gfile,
+				       unsigned int flags)
 {
-	struct file *f = fget(fd);
 	struct nvx_grant *g;
+	struct file *f;
 	int ret = 0;
 
+	if (flags & ~NVX_GRANT_FGET_CLONES)
+		return ERR_PTR(-EINVAL);
+	f = fget(fd);
 	if (!f)
 		return ERR_PTR(-EBADF);
 	if (f->f_op != &nvx_grant_fops) {
@@ -616,7 +624,7 @@ struct nvx_grant *nvx_grant_fget(int fd, struct file **gfile)
 	spin_lock(&g->lock);
 	if (g->sealed)
 		ret = -EPERM;
-	else if (g->tmpl)
+	else if (g->tmpl && !(flags & NVX_GRANT_FGET_CLONES))
 		ret = -EINVAL;
 	else
 		g->kusers++;
@@ -628,7 +636,7 @@ struct nvx_grant *nvx_grant_fget(int fd, struct file **gfile)
 	*gfile = f;
 	return g;
 }
-EXPORT_SYMBOL_GPL(nvx_grant_fget);
+EXPORT_SYMBOL_GPL(nvx_grant_fget_flags);
 
 /**
  * nvx_grant_put() - done with a grant from nvx_grant_fget()

@@ -334,6 +334,10 @@ int nvx_stop_end(struct nvx_ctx *ctx, const struct nvx_stop_old *old);
 #define NVX_UVM_EXIT_STOPPED	125	/* uvm run: the VM was stopped */
 struct nvx_uvm_vm;
 int nvx_uvm_report(struct nvx_uvm_vm *vm, int ret);
+struct nvx_uvm_opts;
+int nvx_uvm_run_clones(struct nvx_ctx *ctx, const struct nvx_uvm_opts *o,
+		       unsigned int n, const char *spec, bool stats,
+		       unsigned int *started);	/* clones.c */
 
 /* The objects in their own files, for the top-level table in main.c. */
 extern const struct nvx_cmd nvx_version_cmds[];	/* features.c */

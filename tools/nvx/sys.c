@@ -1504,7 +1504,7 @@ int nvx_sys_serve(int ep_fd, const struct nvx_sys_tenant *t,
 		}
 		/* every VM that attached is gone (a server's come and go) */
 		if (sys.ctl_fd < 0 && !st.nr_vms && !st.gone &&
-		    gone >= st.attached) {
+		    gone >= st.attached && gone >= o->vms) {
 			if (o->verbose && sys.nvx_fd >= 0)
 				nvx_sys_ev_report(&sys);
 			return NVX_EXIT_OK;

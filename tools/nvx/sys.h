@@ -145,6 +145,9 @@ struct nvx_sys_ctl {
  *	with nonblocking RECVs, waiting in NVX_IOC_UINTR_WAIT when there
  *	are none, instead of blocking in RECV.
  * @nvx_fd: the nvx device, for @uintr.
+ * @vms: without @ctl_fd, the VMs whose VM_GONE notices end the process
+ *	(at least every VM that attached): uvm run --clones, whose
+ *	template has gone before its clones attach.
  */
 struct nvx_sys_opts {
 	bool verbose;
@@ -153,6 +156,7 @@ struct nvx_sys_opts {
 	bool uintr;
 	int ctl_fd;
 	int nvx_fd;
+	unsigned int vms;
 };
 
 /**

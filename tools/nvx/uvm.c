@@ -4,7 +4,7 @@
  *
  *   uvm run [--mem SIZE] [--vcpus 1] [--slow-path] [--stats]
  *	     [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--poll]
- *	     IMAGE [-- ARGS]
+ *	     [--clones N [--clone-args ARGS]] IMAGE [-- ARGS]
  *				start a user VM; its messages go to a system
  *				process (a forked `uvm serve`) that serves
  *				its stdin and stdout, and files when the
@@ -55,6 +55,8 @@ enum {
 	NVX_UVM_OPT_LIFETIME,
 	NVX_UVM_OPT_UINTR,
 	NVX_UVM_OPT_POLL,
+	NVX_UVM_OPT_CLONES,
+	NVX_UVM_OPT_CLONE_ARGS,
 };
 
 /**
@@ -315,6 +317,8 @@ struct nvx_uvm_run_args {
 	uint64_t mem;
 	int slow;
 	int stats;
+	unsigned int clones;	/* --clones N */
+	const char *clone_args;	/* --clone-args STR */
 	struct nvx_uvm_tenant_args ta;
 	const char *image;
 	int argc;
@@ -357,6 +361,9 @@ static int nvx_uvm_run_parse(struct nvx_ctx *ctx, int argc, char **argv,
 		{ "verbose", no_argument, NULL, NVX_UVM_OPT_VERBOSE },
 		{ "uintr", no_argument, NULL, NVX_UVM_OPT_UINTR },
 		{ "poll", no_argument, NULL, NVX_UVM_OPT_POLL },
+		{ "clones", required_argument, NULL, NVX_UVM_OPT_CLONES },
+		{ "clone-args", required_argument, NULL,
+		  NVX_UVM_OPT_CLONE_ARGS },
 		{ }
 	};
 	int c, ret;
@@ -384,10 +391,21 @@ static int nvx_uvm_run_parse(struct nvx_ctx *ctx, int argc, char **argv,
 		case NVX_UVM_OPT_STATS:
 			a->stats = 1;
 			break;
+		case NVX_UVM_OPT_CLONES:
+			ret = nvx_opt_u32(ctx, "--clones", optarg, 1,
+					  NVX_UVM_MAX_VMS - 1, &a->clones);
+			if (ret)
+				return ret;
+			break;
+		case NVX_UVM_OPT_CLONE_ARGS:
+			a->clone_args = optarg;
+			break;
 		default:
 			return nvx_getopt_error(ctx, c, argv);
 		}
 	}
+	if (a->clone_args && !a->clones)
+		return nvx_usage_error(ctx, "--clone-args needs --clones");
 	if (optind >= argc)
 		return nvx_usage_error(ctx, "IMAGE is required");
 	a->image = argv[optind++];
@@ -429,6 +447,11 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 	gargv[0] = (char *)a.image;
 	for (i = 0; i < a.argc; i++)
 		gargv[i + 1] = a.argv[i];
+	/* the template's VM, then its clones */
+	if (a.clones) {
+		ep.max_vms = a.clones + 1;
+		so.vms = a.clones + 1;
+	}
 	ret = nvx_ioctl(ctx, NVX_IOC_UVM_ENDPOINT, &ep, "NVX_IOC_UVM_ENDPOINT");
 	if (ret)
 		return ret;
@@ -463,6 +486,24 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 	o.argv = gargv;
 	o.ep_fd = ep.fd;
 	o.slow = a.slow;
+	if (a.clones) {
+		unsigned int started;
+
+		ret = nvx_uvm_run_clones(ctx, &o, a.clones, a.clone_args,
+					 a.stats, &started);
+		close(ep.fd);
+		/* it waits for every clone's VM_GONE notice */
+		if (started < a.clones) {
+			kill(sys, SIGTERM);
+			waitpid(sys, NULL, 0);
+			return ret;
+		}
+		if (waitpid(sys, &st, 0) == sys && !(WIFEXITED(st) &&
+						     !WEXITSTATUS(st)))
+			nvx_warn("uvm: the system process ended with status %#x",
+				 st);
+		return ret;
+	}
 	ret = nvx_uvm_create(&vm, ctx->fd, &o, &where);
 	/* from now on only the system process holds the endpoint */
 	close(ep.fd);
@@ -547,7 +588,7 @@ const struct nvx_cmd nvx_uvm_cmds[] = {
 		.name = "run",
 		.summary = "run a guest image in a light user VM",
 		.usage =
-			 "[--mem SIZE] [--vcpus 1] [--slow-path] [--stats] [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--poll] IMAGE [-- ARGS...]\n"
+			 "[--mem SIZE] [--vcpus 1] [--slow-path] [--stats] [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--poll] [--clones N [--clone-args ARGS]] IMAGE [-- ARGS...]\n"
 			 "\n"
 			 "Starts a KVM VM with one vCPU whose RAM (SIZE, default 4M) is a grant\n"
 			 "from the nvx pool, loads IMAGE (a flat image from tools/nvx/guest:\n"
@@ -565,11 +606,22 @@ const struct nvx_cmd nvx_uvm_cmds[] = {
 			 "(NVX_UVM_CHAN_IOC_KICK): the baseline the fast path is measured against.\n"
 			 "--stats prints the VM's counters and KVM's exit counts on stderr.\n"
 			 "\n"
+			 "With --clones N (1-255) the guest must reach its ready point (the\n"
+			 "runtime's ready_point()): there it is frozen into a template (its RAM\n"
+			 "sealed, its vCPU state kept), and N clones of it run at once, each\n"
+			 "resuming from the ready point with its own VM id, seed and rings and\n"
+			 "copy-on-write RAM; with --clone-args ARGS their arguments are ARGS\n"
+			 "split at spaces, each word %i replaced by the clone's index (by\n"
+			 "default the template's). The exit status is then 0 when every clone\n"
+			 "exited 0, else the first other status; --stats prints the template's\n"
+			 "and the clones' start times and the pages the clones copied.\n"
+			 "Documentation/nvx/uvm.rst, \"Templates and clones\".\n"
+			 "\n"
 			 "Exit status: the guest's exit status (0-255), or 125 when the VM\n"
 			 "was stopped (a message on stderr says why: bad-port, bad-ring,\n"
 			 "bad-message, bad-size, bad-address, flood, endpoint-gone, over-limit,\n"
-			 "shutdown, a guest exception), or 1 when it could not be started, or\n"
-			 "2 for a bad command line or policy file.\n",
+			 "no-memory, shutdown, a guest exception), or 1 when it could not be\n"
+			 "started, or 2 for a bad command line or policy file.\n",
 		.fn = cmd_uvm_run,
 		.flags = NVX_CMD_NO_JSON,
 	},

@@ -23,8 +23,18 @@
 /* out32: the guest ends with this exit status (handled by the VMM). */
 #define NVX_UVM_PORT_EXIT	0x0604
 /*
+ * out32 (0): the guest's ready point (handled by the VMM), with nothing
+ * in flight on its rings: a VMM making a template freezes the VM here
+ * (its RAM sealed, its vCPU state kept); any other goes on. The guest
+ * reads the control page again after the write: a clone of the template
+ * resumes there, ATTACHed afresh (a new vm_id and seed, its own
+ * arguments, rings from index 0). Documentation/nvx/uvm.rst, "Templates
+ * and clones".
+ */
+#define NVX_UVM_PORT_READY	0x0608
+/*
  * The kernel owns NVX_UVM_PORT_DOORBELL .. +3. A write to any other
- * port than these two is fatal to the VM (the VMM stops it).
+ * port than these three is fatal to the VM (the VMM stops it).
  */
 
 /* ----------------------------------------------------- guest memory --- */
@@ -344,6 +354,7 @@ enum nvx_uvm_reason {
 	NVX_UVM_ERR_FLOOD = 7,		/* more requests than credits */
 	NVX_UVM_ERR_ENDPOINT = 8,	/* the system process went away */
 	NVX_UVM_ERR_LIMIT = 9,		/* over a hard policy limit */
+	NVX_UVM_ERR_MEMORY = 10,	/* a clone's page could not be copied */
 	NVX_UVM_NR_REASONS
 };
 

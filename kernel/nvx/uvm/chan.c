@@ -63,7 +63,9 @@ static bool nvx_uvm_range_ok(const struct nvx_uvm_chan *ch, u64 gpa, u64 len)
 /**
  * nvx_uvm_copy() - copy between a checked guest range and a kernel buffer
  * @ch: the channel.
- * @gpa: guest-physical address, inside guest RAM with @len.
+ * @gpa: guest-physical address, inside guest RAM with @len; to the guest
+ *	only within the control page or the CQ (a clone's own since ATTACH,
+ *	so that no copy has to be made here).
  * @buf: the kernel buffer.
  * @len: bytes.
  * @to_guest: direction.
@@ -74,7 +76,14 @@ void nvx_uvm_copy(struct nvx_uvm_chan *ch, u64 gpa, void *buf, size_t len,
 	while (len) {
 		size_t off = offset_in_page(gpa);
 		size_t n = min_t(size_t, len, PAGE_SIZE - off);
-		void *va = kmap_local_page(nvx_uvm_page(ch, gpa));
+		struct page *page = to_guest ? nvx_uvm_page_w(ch, gpa) :
+					       nvx_uvm_page(ch, gpa);
+		void *va;
+
+		/* the clone's own page already: found, never made */
+		if (WARN_ON_ONCE(IS_ERR(page)))
+			return;
+		va = kmap_local_page(page);
 
 		if (to_guest)
 			memcpy(va + off, buf, n);
@@ -89,18 +98,28 @@ void nvx_uvm_copy(struct nvx_uvm_chan *ch, u64 gpa, void *buf, size_t len,
 
 /*
  * Copy between a checked guest range and user memory; returns the bytes
- * copied (short on a fault).
+ * copied (short on a fault, or when a clone's copy of a page to write
+ * could not be made: then *err is its error).
  */
 static size_t nvx_uvm_copy_user(struct nvx_uvm_chan *ch, u64 gpa,
-				void __user *ubuf, size_t len, bool to_guest)
+				void __user *ubuf, size_t len, bool to_guest,
+				int *err)
 {
 	size_t done = 0;
 
 	while (done < len) {
 		size_t off = offset_in_page(gpa);
 		size_t n = min_t(size_t, len - done, PAGE_SIZE - off);
-		void *va = kmap_local_page(nvx_uvm_page(ch, gpa));
+		struct page *page = to_guest ? nvx_uvm_page_w(ch, gpa) :
+					       nvx_uvm_page(ch, gpa);
 		size_t left;
+		void *va;
+
+		if (IS_ERR(page)) {
+			*err = PTR_ERR(page);
+			break;
+		}
+		va = kmap_local_page(page);
 
 		if (to_guest)
 			left = copy_from_user(va + off, ubuf + done, n);
@@ -124,21 +143,24 @@ static size_t nvx_uvm_copy_user(struct nvx_uvm_chan *ch, u64 gpa,
  * @len: at most this many bytes.
  * @to_guest: direction.
  *
- * Return: the bytes moved, or -EFAULT when nothing could be.
+ * Return: the bytes moved; -EFAULT when the user buffer faulted; to a
+ * clone, the error of nvx_grant_page_write() when a copy of a page could
+ * not be made (-ENOMEM, -EDQUOT, -EHWPOISON).
  */
 long nvx_uvm_sg_user(struct nvx_uvm_chan *ch, const struct nvx_uvm_sg *sg,
 		     u32 nr, void __user *ubuf, u32 len, bool to_guest)
 {
 	u32 i, done = 0;
+	int err = -EFAULT;
 
 	for (i = 0; i < nr && done < len; i++) {
 		u32 n = min(len - done, sg[i].len);
 		size_t got = nvx_uvm_copy_user(ch, sg[i].gpa, ubuf + done,
-					       n, to_guest);
+					       n, to_guest, &err);
 
 		done += got;
 		if (got < n)
-			return -EFAULT;
+			return err;
 	}
 	return done;
 }
@@ -824,6 +846,29 @@ static int nvx_uvm_place(struct nvx_uvm_chan *ch,
 }
 
 /*
+ * Make the pages the kernel writes without a request in hand (the
+ * control page, the CQ) the guest's own, once: for a clone, its copies,
+ * which stay its pages; nvx_uvm_copy() then never has a copy to make.
+ * Sets ch->ctrl.
+ */
+static int nvx_uvm_own(struct nvx_uvm_chan *ch, u64 ctrl_gpa)
+{
+	u64 end = ch->cq_gpa + (u64)ch->cq_n * NVX_UVM_MSG_SIZE, gpa;
+	struct page *page;
+
+	page = nvx_uvm_page_w(ch, ctrl_gpa);
+	if (IS_ERR(page))
+		return PTR_ERR(page);
+	ch->ctrl = page_address(page);
+	for (gpa = ch->cq_gpa & PAGE_MASK; gpa < end; gpa += PAGE_SIZE) {
+		page = nvx_uvm_page_w(ch, gpa);
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+	}
+	return 0;
+}
+
+/*
  * The file of @fd with a reference, when @is_type says it is of the kind
  * wanted; ERR_PTR(-EBADF) or ERR_PTR(-EINVAL) otherwise.
  */
@@ -993,7 +1038,8 @@ static int nvx_uvm_ioc_attach(struct nvx_ucmd *ucmd)
 	INIT_LIST_HEAD(&ch->recvs);
 	INIT_WORK(&ch->bounce, nvx_uvm_bounce_work);
 
-	ch->grant = nvx_grant_fget(a->grant_fd, &ch->grant_file);
+	ch->grant = nvx_grant_fget_flags(a->grant_fd, &ch->grant_file,
+					 NVX_GRANT_FGET_CLONES);
 	if (IS_ERR(ch->grant)) {
 		ret = PTR_ERR(ch->grant);
 		ch->grant = NULL;
@@ -1033,7 +1079,9 @@ static int nvx_uvm_ioc_attach(struct nvx_ucmd *ucmd)
 		ch->free[i] = ch->cq_n - 1 - i;
 	}
 	ch->nr_free = ch->cq_n;
-	ch->ctrl = page_address(nvx_uvm_page(ch, a->ctrl_gpa));
+	ret = nvx_uvm_own(ch, a->ctrl_gpa);
+	if (ret)
+		goto err;
 
 	ret = nvx_uvm_get_kvm(ch, a->vm_fd);
 	if (ret)

@@ -429,6 +429,12 @@ again:
 		got = nvx_uvm_sg_user(ch, s->sg, s->msg.sg_nr, ubuf,
 				      r->buf_len, true);
 		pagefault_enable();
+		if (got < 0 && got != -EFAULT) {
+			/* a clone's page had no copy and none could be made */
+			nvx_uvm_fail(ch, NVX_UVM_ERR_MEMORY, -got);
+			ret = -ESRCH;
+			goto out;
+		}
 		if (got < 0) {
 			mutex_unlock(&ch->lock);
 			ret = -EFAULT;

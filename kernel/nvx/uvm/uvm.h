@@ -195,9 +195,20 @@ void nvx_uvm_v2v_detach(struct nvx_uvm_chan *ch, struct list_head *moves);
 void nvx_uvm_v2v_bounce(struct nvx_uvm_chan *ch, struct list_head *moves);
 void nvx_uvm_v2v_run(struct list_head *moves);
 
+/* A page of guest RAM to read (of a clone: its copy or the template's). */
 static inline struct page *nvx_uvm_page(struct nvx_uvm_chan *ch, u64 gpa)
 {
 	return nvx_grant_page(ch->grant, gpa >> PAGE_SHIFT);
+}
+
+/*
+ * A page of guest RAM to write: of a clone, its own copy, made now if
+ * need be (an ERR_PTR() when it cannot be); see nvx_grant_page_write().
+ * The control page and the CQ are made the clone's own at ATTACH.
+ */
+static inline struct page *nvx_uvm_page_w(struct nvx_uvm_chan *ch, u64 gpa)
+{
+	return nvx_grant_page_write(ch->grant, gpa >> PAGE_SHIFT);
 }
 
 #endif /* _NVX_UVM_H */

@@ -139,7 +139,11 @@ void nvx_uvm_v2v_bounce(struct nvx_uvm_chan *ch, struct list_head *moves)
 	}
 }
 
-/* Copy up to the shorter of two segment lists, from one grant to another. */
+/*
+ * Copy up to the shorter of two segment lists, from one grant to another;
+ * dch->lock held. A destination clone whose copy of a page cannot be made
+ * is stopped (NVX_UVM_ERR_MEMORY) and the copy ends there.
+ */
 static u32 nvx_uvm_g2g(struct nvx_uvm_chan *dch, const struct nvx_uvm_sg *dsg,
 		       u32 dnr, struct nvx_uvm_chan *sch,
 		       const struct nvx_uvm_sg *ssg, u32 snr)
@@ -149,11 +153,16 @@ static u32 nvx_uvm_g2g(struct nvx_uvm_chan *dch, const struct nvx_uvm_sg *dsg,
 	while (di < dnr && si < snr) {
 		u64 dgpa = dsg[di].gpa + doff, sgpa = ssg[si].gpa + soff;
 		size_t n = min(dsg[di].len - doff, ssg[si].len - soff);
+		struct page *dpage = nvx_uvm_page_w(dch, dgpa);
 		void *d, *src;
 
+		if (IS_ERR(dpage)) {
+			nvx_uvm_fail(dch, NVX_UVM_ERR_MEMORY, -PTR_ERR(dpage));
+			break;
+		}
 		n = min3(n, PAGE_SIZE - offset_in_page(dgpa),
 			 PAGE_SIZE - offset_in_page(sgpa));
-		d = kmap_local_page(nvx_uvm_page(dch, dgpa));
+		d = kmap_local_page(dpage);
 		src = kmap_local_page(nvx_uvm_page(sch, sgpa));
 		memcpy(d + offset_in_page(dgpa), src + offset_in_page(sgpa), n);
 		kunmap_local(src);
@@ -241,7 +250,7 @@ static void nvx_uvm_v2v_move(struct nvx_uvm_slot *s)
 				    r->msg.sg_nr);
 	fm->bulk_len = moved;
 	if (ok)
-		ok = !nvx_uvm_cq_write(first, fm);
+		ok = !first->reason && !nvx_uvm_cq_write(first, fm);
 	if (ok)
 		(*fcount)++;
 	nvx_uvm_slot_put(first, fs);

@@ -56,6 +56,7 @@ static unsigned long heap, heap_end;
 
 static char argbuf[NVX_UVM_ARGS_SIZE + 1];
 static char *argv[NVX_UVM_ARGS_SIZE + 1];
+static unsigned int argc;
 
 /* ---------------------------------------------------------- rings --- */
 
@@ -953,20 +954,17 @@ static void heap_skip(unsigned long gpa, unsigned long len)
 		heap = (gpa + len + 4095) & ~4095UL;
 }
 
-noreturn void rt_start(struct nvx_uvm_ctrl *c);
-
-noreturn void rt_start(struct nvx_uvm_ctrl *c)
+/*
+ * What the runtime takes from the control page: at boot, and again after
+ * the ready point, where a clone resumes with its own identity, arguments
+ * and rings (indexes from 0) and its own TSC (the clock starts again).
+ */
+static void rt_sync(struct nvx_uvm_ctrl *c)
 {
-	unsigned int argc;
 	char *p;
 
-	cp = c;
-	idt_init();
-	if (c->magic != NVX_UVM_CTRL_MAGIC || !ring_ok(c->sq_entries) ||
-	    !ring_ok(c->cq_entries))
-		exit_now(BAD_CTRL);
-
 	tsc0 = rdtsc();
+	tick_end = 0;
 	tsc_khz = c->tsc_khz ? c->tsc_khz : 1000000;
 	sq = (struct nvx_uvm_msg *)(unsigned long)c->sq_gpa;
 	cq = (struct nvx_uvm_msg *)(unsigned long)c->cq_gpa;
@@ -981,11 +979,6 @@ noreturn void rt_start(struct nvx_uvm_ctrl *c)
 	__atomic_fetch_and(&c->flags, ~NVX_UVM_CTRL_WANT_IRQ,
 			   __ATOMIC_SEQ_CST);
 
-	heap = ((unsigned long)_end + 4095) & ~4095UL;
-	heap_end = c->mem_size < MAPPED_END ? c->mem_size : MAPPED_END;
-	heap_skip(c->sq_gpa, sq_n * sizeof(struct nvx_uvm_msg));
-	heap_skip(c->cq_gpa, cq_n * sizeof(struct nvx_uvm_msg));
-
 	memcpy(argbuf, c->args, NVX_UVM_ARGS_SIZE);
 	p = argbuf;
 	for (argc = 0; argc < c->argc && p < argbuf + NVX_UVM_ARGS_SIZE;
@@ -994,6 +987,41 @@ noreturn void rt_start(struct nvx_uvm_ctrl *c)
 		p += strlen(p) + 1;
 	}
 	argv[argc] = NULL;
+}
+
+int ready_point(void)
+{
+	if (ring_out || user_out)
+		return -EBUSY;
+	port_out32(NVX_UVM_PORT_READY, 0);
+	if (cp->magic != NVX_UVM_CTRL_MAGIC || !ring_ok(cp->sq_entries) ||
+	    !ring_ok(cp->cq_entries))
+		exit_now(BAD_CTRL);
+	rt_sync(cp);
+	return 0;
+}
+
+int rt_args(char ***out)
+{
+	*out = argv;
+	return argc;
+}
+
+noreturn void rt_start(struct nvx_uvm_ctrl *c);
+
+noreturn void rt_start(struct nvx_uvm_ctrl *c)
+{
+	cp = c;
+	idt_init();
+	if (c->magic != NVX_UVM_CTRL_MAGIC || !ring_ok(c->sq_entries) ||
+	    !ring_ok(c->cq_entries))
+		exit_now(BAD_CTRL);
+	rt_sync(c);
+
+	heap = ((unsigned long)_end + 4095) & ~4095UL;
+	heap_end = c->mem_size < MAPPED_END ? c->mem_size : MAPPED_END;
+	heap_skip(c->sq_gpa, sq_n * sizeof(struct nvx_uvm_msg));
+	heap_skip(c->cq_gpa, cq_n * sizeof(struct nvx_uvm_msg));
 
 	exit(nvx_main(argc, argv));
 }

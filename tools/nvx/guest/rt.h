@@ -100,6 +100,16 @@ const unsigned char *seed(void);	/* NVX_UVM_SEED_SIZE bytes */
  */
 int ready(void);
 
+/*
+ * The ready point (NVX_UVM_PORT_READY): where a VMM may freeze this VM
+ * into a template. Returns 0 afterwards, in this VM or in each clone of
+ * the template, with the control page read again (vm_id, seed, the
+ * arguments of rt_args(), rings, clock from 0); -EBUSY, without stopping,
+ * while messages are in flight.
+ */
+int ready_point(void);
+int rt_args(char ***argv);	/* the current arguments: argc */
+
 /* Bump allocator over free RAM; @align a power of two (0 = 16). */
 void *alloc(unsigned long size, unsigned long align);
 

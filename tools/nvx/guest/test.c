@@ -385,6 +385,82 @@ static int test_args(void)
 	return 0;
 }
 
+/* "id": this VM's id (the control page's vm_id) */
+static int test_id(void)
+{
+	char buf[21];
+	unsigned int n = fmt_u64(buf, ctrl()->vm_id, 10);
+
+	buf[n++] = '\n';
+	return write(1, buf, n) != n;
+}
+
+/* Prepared before the ready point: what every clone starts from. */
+static unsigned char tmpl_page[4096] __aligned(4096);
+static unsigned int tmpl_vm;
+
+static int print_usage(void);
+
+/*
+ * "template [MODE ARGS...]": prepare (a page of 'T's, the VM's id noted),
+ * stop at the ready point, then run the mode the arguments name now: a
+ * clone's own arguments, or MODE ARGS... when they are still these.
+ */
+static int t_template(void)
+{
+	char **av;
+	int ac;
+
+	memset(tmpl_page, 'T', sizeof(tmpl_page));
+	tmpl_vm = ctrl()->vm_id;
+	if (ready_point())
+		return 40;
+	ac = rt_args(&av);
+	if (ac >= 2 && !strcmp(av[1], "template")) {
+		av[1] = av[0];
+		av++;
+		ac--;
+	}
+	if (ac >= 2 && !strcmp(av[1], "template"))
+		return print_usage();
+	return nvx_main(ac, av);
+}
+
+/* "template-busy": the ready point refuses while a message is in flight */
+static int t_template_busy(void)
+{
+	struct nvx_uvm_msg m;
+	int ret;
+
+	msg_init(&m, NVX_UVM_MSG_IPC, 1);
+	if (nvx_submit(&m))
+		return 42;
+	ret = ready_point();
+	nvx_complete(&m);
+	return ret == -EBUSY ? 0 : 41;
+}
+
+/*
+ * "tmpl-check", in a clone of "template": the prepared page is as the
+ * template left it (no other clone's writes), the id is not the
+ * template's, and the clone's own write sticks.
+ */
+static int t_tmpl_check(void)
+{
+	unsigned int id = ctrl()->vm_id, i;
+
+	for (i = 0; i < sizeof(tmpl_page); i++)
+		if (tmpl_page[i] != 'T')
+			return 31;
+	if (!tmpl_vm || id == tmpl_vm)
+		return 32;
+	memset(tmpl_page, id & 0xff, sizeof(tmpl_page));
+	for (i = 0; i < sizeof(tmpl_page); i++)
+		if (tmpl_page[i] != (id & 0xff))
+			return 33;
+	return 0;
+}
+
 static int test_clock(void)
 {
 	char buf[21];
@@ -1519,7 +1595,8 @@ static int print_usage(void)
 	static const char *const u[] = {
 		"usage: test MODE [ARGS] (see test.c)\n",
 		"modes: ping N [W] | ping-gap N MAXUS | bulk SIZE OFF |\n",
-		"  seed | args | clock |\n",
+		"  seed | args | id | clock | template [MODE ARGS] | tmpl-check |\n",
+		"  template-busy |\n",
 		"  spin | pushloop | wait | badport | badring | oversize |\n",
 		"  badaddr | badsg | badmsg | flood |\n",
 		"  open PATH [FLAGS] | openat DIRFD PATH [FLAGS [MODE]] |\n",
@@ -1596,6 +1673,10 @@ static const struct mode {
 	{ "bulk", 2, test_bulk },
 	{ "seed", 2, test_seed },
 	{ "args", 2, test_args },
+	{ "id", 2, test_id },
+	{ "template", 2, t_template },
+	{ "template-busy", 2, t_template_busy },
+	{ "tmpl-check", 2, t_tmpl_check },
 	{ "clock", 2, test_clock },
 	{ "spin", 2, test_spin },
 	{ "pushloop", 2, test_pushloop },

@@ -58,6 +58,7 @@ struct nvx_uvm_opts {
 	int ep_fd;		/* the endpoint to attach to */
 	int slow;		/* NVX_UVM_ATTACH_SLOW */
 	uint32_t entries;	/* ring entries; 0 = 64 */
+	uint32_t grant_flags;	/* more NVX_GRANT_* flags (NVX_GRANT_BLOCKS) */
 };
 
 struct nvx_uvm_vm {
@@ -69,6 +70,8 @@ struct nvx_uvm_vm {
 	struct nvx_uvm_ctrl *ctrl;
 	uint32_t vm_id;
 	int slow;
+	uint32_t entries;	/* of each ring */
+	int stop_at_ready;	/* nvx_uvm_run() returns 1 at the ready point */
 	size_t image_size;
 	/* after nvx_uvm_run() */
 	uint32_t exit_status;	/* the guest's, when it exited */
@@ -99,11 +102,44 @@ int nvx_uvm_status(struct nvx_uvm_vm *vm, struct nvx_uvm_status *st);
 
 /*
  * The vCPU loop. Returns 0 when the guest wrote NVX_UVM_PORT_EXIT
- * (vm->exit_status), -EIO when the VM was stopped (vm->reason and
- * vm->detail say why), -EINTR when vm->stop was set, or another errno
- * from KVM.
+ * (vm->exit_status), 1 at the guest's ready point (NVX_UVM_PORT_READY)
+ * when vm->stop_at_ready is set (else the guest goes on), -EIO when the
+ * VM was stopped (vm->reason and vm->detail say why), -EINTR when
+ * vm->stop was set, or another errno from KVM.
  */
 int nvx_uvm_run(struct nvx_uvm_vm *vm);
+
+/*
+ * A template: a user VM frozen at its ready point. Its RAM is a sealed
+ * grant; its vCPU state is what KVM gives (registers, segments and
+ * control registers, XSAVE and XCR0, the local APIC, pending events; no
+ * MSRs: the runtime sets none). Clones share the RAM copy-on-write.
+ */
+struct nvx_uvm_tmpl {
+	int grant_fd;
+	uint64_t mem_size;
+	uint32_t entries;
+	uint64_t tsc_khz;
+	struct kvm_regs regs;
+	struct kvm_sregs sregs;
+	struct kvm_xcrs xcrs;
+	struct kvm_xsave xsave;
+	struct kvm_lapic_state lapic;
+	struct kvm_vcpu_events events;
+	/* when nvx_uvm_tmpl_make() says -ENOEXEC */
+	uint32_t exit_status;
+	uint32_t reason;
+};
+
+/* Boot @o to its ready point and freeze it into @t (see lib/uvm.c). */
+int nvx_uvm_tmpl_make(struct nvx_uvm_tmpl *t, int nvx_fd,
+		      const struct nvx_uvm_opts *o, const char **where);
+void nvx_uvm_tmpl_free(struct nvx_uvm_tmpl *t);
+
+/* A VM resumed from @t with its own identity; nvx_uvm_destroy() it. */
+int nvx_uvm_clone(struct nvx_uvm_vm *vm, int nvx_fd,
+		  const struct nvx_uvm_tmpl *t, const struct nvx_uvm_opts *o,
+		  const char **where);
 
 /* ----------------------------------------------- the system side --- */
 

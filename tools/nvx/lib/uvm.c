@@ -41,6 +41,7 @@ const char *nvx_uvm_reason_name(unsigned int r)
 		[NVX_UVM_ERR_FLOOD] = "flood",
 		[NVX_UVM_ERR_ENDPOINT] = "endpoint-gone",
 		[NVX_UVM_ERR_LIMIT] = "over-limit",
+		[NVX_UVM_ERR_MEMORY] = "no-memory",
 		[NVX_UVM_ERR_SHUTDOWN] = "shutdown",
 		[NVX_UVM_ERR_VMM] = "vmm-error",
 	};
@@ -299,26 +300,12 @@ static int nvx_uvm__args(struct nvx_uvm_vm *vm, int argc, char **argv)
 	return 0;
 }
 
-/**
- * nvx_uvm_create() - build a user VM and attach it to an endpoint
- * @vm: filled in.
- * @nvx_fd: the nvx device.
- * @o: the VM's shape, image and endpoint (@o->ep_fd).
- * @where: set to the name of the step that failed.
- *
- * Call nvx_uvm_destroy() on success and failure alike.
- *
- * Return: 0 or a negative errno.
- */
-int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
-		   const struct nvx_uvm_opts *o,
-		   const char **where)
-{
-	struct kvm_userspace_memory_region region;
-	struct nvx_grant_create g;
-	struct nvx_uvm_attach a;
-	int ret, khz, sz;
+/* Name the step, run it: 0, or -errno when it returned < 0. */
+#define NVX_UVM_STEP(what, expr)	(*where = (what), (expr) < 0 ? -errno : 0)
 
+/* An empty VM: every fd -1, nothing mapped. */
+static void nvx_uvm__init(struct nvx_uvm_vm *vm, int slow)
+{
 	memset(vm, 0, sizeof(*vm));
 	vm->kvm_fd = -1;
 	vm->vm_fd = -1;
@@ -327,24 +314,12 @@ int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 	vm->chan_fd = -1;
 	vm->irq_fd = -1;
 	vm->stats_fd = -1;
-	vm->slow = o->slow;
+	vm->slow = slow;
+}
 
-/* Name the step, run it: 0, or -errno when it returned < 0. */
-#define NVX_UVM_STEP(what, expr)	(*where = (what), (expr) < 0 ? -errno : 0)
-
-	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-	ret = NVX_UVM_STEP("open /dev/kvm", vm->kvm_fd);
-	if (ret)
-		return ret;
-	memset(&g, 0, sizeof(g));
-	g.flags = NVX_GRANT_WAIT | NVX_GRANT_CLOEXEC;
-	g.node = NVX_NODE_ANY;
-	g.bytes = o->mem ? o->mem : 4ULL << 20;
-	ret = NVX_UVM_STEP("grant guest RAM", ioctl(nvx_fd, NVX_IOC_GRANT, &g));
-	if (ret)
-		return ret;
-	vm->grant_fd = g.fd;
-	vm->mem_size = g.granted;
+/* Map vm->grant_fd (vm->mem_size bytes) as guest RAM. */
+static int nvx_uvm__map(struct nvx_uvm_vm *vm, const char **where)
+{
 	*where = "map guest RAM";
 	vm->mem = mmap(NULL, vm->mem_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       vm->grant_fd, 0);
@@ -353,6 +328,15 @@ int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 		return -errno;
 	}
 	vm->ctrl = (struct nvx_uvm_ctrl *)((char *)vm->mem + NVX_UVM_CTRL_GPA);
+	return 0;
+}
+
+/* The KVM VM around the mapped RAM: memory slot, irqchip, vCPU, irqfd. */
+static int nvx_uvm__kvm(struct nvx_uvm_vm *vm, const char **where)
+{
+	struct kvm_userspace_memory_region region;
+	int ret, sz;
+
 	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
 	ret = NVX_UVM_STEP("KVM_CREATE_VM", vm->vm_fd);
 	if (ret)
@@ -393,12 +377,78 @@ int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 	ret = nvx_uvm__cpuid(vm);
 	if (ret)
 		return ret;
-	*where = "64-bit mode";
-	ret = nvx_uvm__long_mode(vm);
+	*where = "irqfd";
+	return nvx_uvm__irq(vm);
+}
+
+/* NVX_IOC_UVM_ATTACH with the standard layout. */
+static int nvx_uvm__attach(struct nvx_uvm_vm *vm, int nvx_fd, int ep_fd,
+			   uint32_t entries, const char **where)
+{
+	struct nvx_uvm_attach a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.flags = NVX_UVM_ATTACH_CLOEXEC | (vm->slow ? NVX_UVM_ATTACH_SLOW : 0);
+	a.vm_fd = vm->vm_fd;
+	a.grant_fd = vm->grant_fd;
+	a.ep_fd = ep_fd;
+	a.irq_fd = vm->irq_fd;
+	a.sq_entries = entries;
+	a.cq_entries = entries;
+	a.ctrl_gpa = NVX_UVM_CTRL_GPA;
+	a.sq_gpa = NVX_UVM_SQ_GPA;
+	a.cq_gpa = NVX_UVM_CQ_GPA;
+	ret = NVX_UVM_STEP("NVX_IOC_UVM_ATTACH",
+			   ioctl(nvx_fd, NVX_IOC_UVM_ATTACH, &a));
 	if (ret)
 		return ret;
-	*where = "irqfd";
-	ret = nvx_uvm__irq(vm);
+	vm->chan_fd = a.fd;
+	vm->vm_id = a.vm_id;
+	vm->entries = a.sq_entries;
+	*where = NULL;
+	return 0;
+}
+
+/**
+ * nvx_uvm_create() - build a user VM and attach it to an endpoint
+ * @vm: filled in.
+ * @nvx_fd: the nvx device.
+ * @o: the VM's shape, image and endpoint (@o->ep_fd).
+ * @where: set to the name of the step that failed.
+ *
+ * Call nvx_uvm_destroy() on success and failure alike.
+ *
+ * Return: 0 or a negative errno.
+ */
+int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
+		   const struct nvx_uvm_opts *o,
+		   const char **where)
+{
+	struct nvx_grant_create g;
+	int ret, khz;
+
+	nvx_uvm__init(vm, o->slow);
+	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	ret = NVX_UVM_STEP("open /dev/kvm", vm->kvm_fd);
+	if (ret)
+		return ret;
+	memset(&g, 0, sizeof(g));
+	g.flags = NVX_GRANT_WAIT | NVX_GRANT_CLOEXEC | o->grant_flags;
+	g.node = NVX_NODE_ANY;
+	g.bytes = o->mem ? o->mem : 4ULL << 20;
+	ret = NVX_UVM_STEP("grant guest RAM", ioctl(nvx_fd, NVX_IOC_GRANT, &g));
+	if (ret)
+		return ret;
+	vm->grant_fd = g.fd;
+	vm->mem_size = g.granted;
+	ret = nvx_uvm__map(vm, where);
+	if (!ret)
+		ret = nvx_uvm__kvm(vm, where);
+	if (ret)
+		return ret;
+	*where = "64-bit mode";
+	ret = nvx_uvm__long_mode(vm);
 	if (ret)
 		return ret;
 	*where = "load image";
@@ -412,27 +462,214 @@ int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 	khz = ioctl(vm->vcpu_fd, KVM_GET_TSC_KHZ, 0);
 	vm->ctrl->tsc_khz = khz > 0 ? khz : 1000000;
 	vm->ctrl->irq_vector = NVX_UVM_IRQ_VECTOR;
+	return nvx_uvm__attach(vm, nvx_fd, o->ep_fd, o->entries, where);
+}
 
-	memset(&a, 0, sizeof(a));
-	a.flags = NVX_UVM_ATTACH_CLOEXEC | (o->slow ? NVX_UVM_ATTACH_SLOW : 0);
-	a.vm_fd = vm->vm_fd;
-	a.grant_fd = vm->grant_fd;
-	a.ep_fd = o->ep_fd;
-	a.irq_fd = vm->irq_fd;
-	a.sq_entries = o->entries;
-	a.cq_entries = o->entries;
-	a.ctrl_gpa = NVX_UVM_CTRL_GPA;
-	a.sq_gpa = NVX_UVM_SQ_GPA;
-	a.cq_gpa = NVX_UVM_CQ_GPA;
-	ret = NVX_UVM_STEP("NVX_IOC_UVM_ATTACH", ioctl(nvx_fd, NVX_IOC_UVM_ATTACH, &a));
+/*
+ * The vCPU's state at the ready point. KVM_RUN with immediate_exit first
+ * completes the port write the vCPU exited for (its rip moves past the
+ * out), then returns EINTR without entering the guest.
+ */
+static int nvx_uvm__save(struct nvx_uvm_vm *vm, struct nvx_uvm_tmpl *t,
+			 const char **where)
+{
+	int ret;
+
+	vm->run->immediate_exit = 1;
+	ret = ioctl(vm->vcpu_fd, KVM_RUN, 0);
+	vm->run->immediate_exit = 0;
+	*where = "KVM_RUN (complete the ready point)";
+	if (ret == 0 || errno != EINTR)
+		return ret ? -errno : -EPROTO;
+	ret = NVX_UVM_STEP("KVM_GET_REGS",
+			   ioctl(vm->vcpu_fd, KVM_GET_REGS, &t->regs));
+	if (!ret)
+		ret = NVX_UVM_STEP("KVM_GET_SREGS",
+				   ioctl(vm->vcpu_fd, KVM_GET_SREGS, &t->sregs));
+	if (!ret)
+		ret = NVX_UVM_STEP("KVM_GET_XCRS",
+				   ioctl(vm->vcpu_fd, KVM_GET_XCRS, &t->xcrs));
+	if (!ret)
+		ret = NVX_UVM_STEP("KVM_GET_XSAVE",
+				   ioctl(vm->vcpu_fd, KVM_GET_XSAVE, &t->xsave));
+	if (!ret)
+		ret = NVX_UVM_STEP("KVM_GET_LAPIC",
+				   ioctl(vm->vcpu_fd, KVM_GET_LAPIC, &t->lapic));
+	if (!ret)
+		ret = NVX_UVM_STEP("KVM_GET_VCPU_EVENTS",
+				   ioctl(vm->vcpu_fd, KVM_GET_VCPU_EVENTS,
+					 &t->events));
+	return ret;
+}
+
+static int nvx_uvm__restore(struct nvx_uvm_vm *vm,
+			    const struct nvx_uvm_tmpl *t, const char **where)
+{
+	int ret;
+
+	ret = NVX_UVM_STEP("KVM_SET_SREGS",
+			   ioctl(vm->vcpu_fd, KVM_SET_SREGS, &t->sregs));
+	if (!ret)
+		ret = NVX_UVM_STEP("KVM_SET_REGS",
+				   ioctl(vm->vcpu_fd, KVM_SET_REGS, &t->regs));
+	if (!ret)
+		ret = NVX_UVM_STEP("KVM_SET_XCRS",
+				   ioctl(vm->vcpu_fd, KVM_SET_XCRS, &t->xcrs));
+	if (!ret)
+		ret = NVX_UVM_STEP("KVM_SET_XSAVE",
+				   ioctl(vm->vcpu_fd, KVM_SET_XSAVE, &t->xsave));
+	if (!ret)
+		ret = NVX_UVM_STEP("KVM_SET_LAPIC",
+				   ioctl(vm->vcpu_fd, KVM_SET_LAPIC, &t->lapic));
+	if (!ret)
+		ret = NVX_UVM_STEP("KVM_SET_VCPU_EVENTS",
+				   ioctl(vm->vcpu_fd, KVM_SET_VCPU_EVENTS,
+					 &t->events));
+	return ret;
+}
+
+/**
+ * nvx_uvm_tmpl_make() - boot a user VM to its ready point, freeze it
+ * @t: filled in; nvx_uvm_tmpl_free() it on success.
+ * @nvx_fd: the nvx device.
+ * @o: as for nvx_uvm_create(); the guest must reach its ready point
+ *	(NVX_UVM_PORT_READY) with its messages served meanwhile on
+ *	@o->ep_fd.
+ * @where: set to the name of the step that failed.
+ *
+ * The VM is taken down at the ready point (its channel closed: the
+ * system side sees it gone), its RAM sealed into a template grant
+ * (NVX_GRANT_IOC_SEAL) and its vCPU state kept in @t.
+ *
+ * Return: 0, -ENOEXEC when the guest exited or was stopped before its
+ * ready point (@t->exit_status, @t->reason), -EBUSY when it had messages
+ * in flight there (the runtime's ready_point() never does that), or
+ * another negative errno.
+ */
+int nvx_uvm_tmpl_make(struct nvx_uvm_tmpl *t, int nvx_fd,
+		      const struct nvx_uvm_opts *o, const char **where)
+{
+	struct nvx_grant_seal seal = { 0 };
+	struct nvx_uvm_status st;
+	struct nvx_uvm_vm vm;
+	int ret, i;
+
+	memset(t, 0, sizeof(*t));
+	t->grant_fd = -1;
+	ret = nvx_uvm_create(&vm, nvx_fd, o, where);
 	if (ret)
+		goto out;
+	vm.stop_at_ready = 1;
+	ret = nvx_uvm_run(&vm);
+	if (ret != 1) {
+		*where = "run to the ready point";
+		t->exit_status = vm.exit_status;
+		t->reason = vm.reason;
+		ret = ret < 0 && ret != -EIO ? ret : -ENOEXEC;
+		goto out;
+	}
+	/* nothing may be in flight: a clone starts with empty rings */
+	*where = "ready point with messages in flight";
+	ret = nvx_uvm_status(&vm, &st);
+	if (ret)
+		goto out;
+	if (st.in_flight || vm.ctrl->sq_prod != vm.ctrl->sq_cons) {
+		ret = -EBUSY;
+		goto out;
+	}
+	ret = nvx_uvm__save(&vm, t, where);
+	if (ret)
+		goto out;
+	t->mem_size = vm.mem_size;
+	t->entries = vm.entries;
+	t->tsc_khz = vm.ctrl->tsc_khz;
+	/* keep the RAM, drop the rest: no mapping, no channel holds it */
+	t->grant_fd = vm.grant_fd;
+	vm.grant_fd = -1;
+	nvx_uvm_destroy(&vm);
+	/* the channel lets go of the grant when its last user is done */
+	*where = "NVX_GRANT_IOC_SEAL";
+	for (i = 0; i < 2000; i++) {
+		ret = ioctl(t->grant_fd, NVX_GRANT_IOC_SEAL, &seal) < 0 ?
+		      -errno : 0;
+		if (ret != -EBUSY)
+			break;
+		usleep(1000);
+	}
+	if (ret) {
+		nvx_uvm_tmpl_free(t);
 		return ret;
-	vm->chan_fd = a.fd;
-	vm->vm_id = a.vm_id;
-#undef NVX_UVM_STEP
+	}
 	*where = NULL;
 	return 0;
+out:
+	nvx_uvm_destroy(&vm);
+	return ret;
 }
+
+/**
+ * nvx_uvm_tmpl_free() - close a template's grant
+ * @t: from nvx_uvm_tmpl_make(); clones made from it live on.
+ */
+void nvx_uvm_tmpl_free(struct nvx_uvm_tmpl *t)
+{
+	if (t->grant_fd >= 0)
+		close(t->grant_fd);
+	t->grant_fd = -1;
+}
+
+/**
+ * nvx_uvm_clone() - a user VM started from a template
+ * @vm: filled in.
+ * @nvx_fd: the nvx device.
+ * @t: the template.
+ * @o: the endpoint (@o->ep_fd), @o->slow, and the clone's arguments
+ *	(@o->argc, @o->argv; with @o->argc 0 the template's); the rest of
+ *	@o is not used.
+ * @where: set to the name of the step that failed.
+ *
+ * RAM is a copy-on-write clone of the template's (NVX_GRANT_IOC_CLONE),
+ * the vCPU resumes after the ready point with the template's registers,
+ * and ATTACH gives it its own identity (vm_id, seed) and rings. Call
+ * nvx_uvm_destroy() on success and failure alike.
+ *
+ * Return: 0 or a negative errno.
+ */
+int nvx_uvm_clone(struct nvx_uvm_vm *vm, int nvx_fd,
+		  const struct nvx_uvm_tmpl *t, const struct nvx_uvm_opts *o,
+		  const char **where)
+{
+	struct nvx_grant_clone c = { .flags = NVX_CLONE_CLOEXEC };
+	int ret;
+
+	nvx_uvm__init(vm, o->slow);
+	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	ret = NVX_UVM_STEP("open /dev/kvm", vm->kvm_fd);
+	if (ret)
+		return ret;
+	ret = NVX_UVM_STEP("NVX_GRANT_IOC_CLONE",
+			   ioctl(t->grant_fd, NVX_GRANT_IOC_CLONE, &c));
+	if (ret)
+		return ret;
+	vm->grant_fd = c.fd;
+	vm->mem_size = c.bytes;
+	ret = nvx_uvm__map(vm, where);
+	if (!ret)
+		ret = nvx_uvm__kvm(vm, where);
+	if (!ret)
+		ret = nvx_uvm__restore(vm, t, where);
+	if (ret)
+		return ret;
+	if (o->argc) {
+		*where = "boot arguments";
+		ret = nvx_uvm__args(vm, o->argc, o->argv);
+		if (ret)
+			return ret;
+	}
+	return nvx_uvm__attach(vm, nvx_fd, o->ep_fd, t->entries, where);
+}
+
+#undef NVX_UVM_STEP
 
 /**
  * nvx_uvm_status() - the channel's status (NVX_UVM_CHAN_IOC_STATUS)
@@ -493,6 +730,11 @@ int nvx_uvm_run(struct nvx_uvm_vm *vm)
 				if (run->io.port == NVX_UVM_PORT_EXIT) {
 					vm->exit_status = v;
 					return 0;
+				}
+				if (run->io.port == NVX_UVM_PORT_READY) {
+					if (vm->stop_at_ready)
+						return 1;
+					continue;
 				}
 				if (vm->slow &&
 				    run->io.port == NVX_UVM_PORT_DOORBELL) {
