@@ -12,16 +12,20 @@
  *          forwarded pread against what a system process or host does
  *   http   an HTTP echo function served from user VMs against host
  *          servers: cold start to first response, keep-alive rate
+ *   scale  user VMs started from a template against fresh boots, fork+exec
+ *          and fork; memory per idle clone
  *
  * The options, the dispatcher and the JSON writer are nvxtool's
  * (common.c, json.c); bench.h describes how a benchmark plugs in.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <nvx/pool.h>
@@ -42,6 +46,7 @@ static const struct nvx_cmd nvx_benchs[] = {
 	NVX_BENCH(uvm, "user VMs: fast path vs slow path, cold start"),
 	NVX_BENCH(sys, "the system side: policy, VM-to-VM, forwarded file calls"),
 	NVX_BENCH(http, "an HTTP function in user VMs against host servers"),
+	NVX_BENCH(scale, "user VMs from a template against fresh boots and processes; density"),
 	NVX_BENCH(uintr, "time nvx user interrupts against signals and eventfd"),
 	NVX_BENCH(srq, "measure nvx shared RX buffers against per-queue buffers and AF_PACKET"),
 	{ }
@@ -171,4 +176,48 @@ void nvx_bench_shrink(struct nvx_ctx *ctx, uint64_t bytes, const char *what)
 	if (bytes)
 		nvx_warn("bench %s: %llu bytes not given back to the pool",
 			 what, (unsigned long long)bytes);
+}
+
+/**
+ * nvx_bench_first_byte() - start to first byte of a program
+ * @argv: the program (a path) and its arguments; its stdout is a pipe,
+ *	its stdin /dev/null.
+ * @ns: out: from before fork() to the first byte read, in ns.
+ *
+ * Return: 0 when it also exited 0, else a negative errno.
+ */
+int nvx_bench_first_byte(char *const argv[], uint64_t *ns)
+{
+	int p[2], st, dn;
+	uint64_t t0;
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	t0 = nvx_now_ns();
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		dup2(p[1], 1);
+		dn = open("/dev/null", O_RDONLY);
+		if (dn >= 0)
+			dup2(dn, 0);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(p[1]);
+	if (read(p[0], &c, 1) != 1) {
+		close(p[0]);
+		waitpid(pid, &st, 0);
+		return -EPIPE;
+	}
+	*ns = nvx_now_ns() - t0;
+	while (read(p[0], &c, 1) > 0)
+		;
+	close(p[0]);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		return -ECHILD;
+	return 0;
 }

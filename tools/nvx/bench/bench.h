@@ -23,13 +23,17 @@ extern const char nvx_bench_uintr_usage[];
 extern const char nvx_bench_srq_usage[];
 extern const char nvx_bench_sys_usage[];
 extern const char nvx_bench_http_usage[];
+extern const char nvx_bench_scale_usage[];
 int cmd_bench_grant(struct nvx_ctx *ctx, int argc, char **argv);
 int cmd_bench_uvm(struct nvx_ctx *ctx, int argc, char **argv);
 int cmd_bench_uintr(struct nvx_ctx *ctx, int argc, char **argv);
 int cmd_bench_srq(struct nvx_ctx *ctx, int argc, char **argv);
 int cmd_bench_sys(struct nvx_ctx *ctx, int argc, char **argv);
 int cmd_bench_http(struct nvx_ctx *ctx, int argc, char **argv);
+int cmd_bench_scale(struct nvx_ctx *ctx, int argc, char **argv);
 
+/* Start to first byte on stdout of program @argv, in ns: see bench.c. */
+int nvx_bench_first_byte(char *const argv[], uint64_t *ns);
 /* qsort() order of uint64_t values. */
 int nvx_bench_cmp_u64(const void *a, const void *b);
 /* Sort @v and return the median of its @n values. */

@@ -273,43 +273,6 @@ static void nvx_uvm_nop(int sig)
 {
 }
 
-/* Start-to-first-byte of `argv`, whose stdout is a pipe; in ns. */
-static int nvx_first_byte(char *const argv[], uint64_t *ns)
-{
-	int p[2], st, dn;
-	uint64_t t0;
-	pid_t pid;
-	char c;
-
-	if (pipe2(p, O_CLOEXEC))
-		return -errno;
-	t0 = nvx_now_ns();
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (!pid) {
-		dup2(p[1], 1);
-		dn = open("/dev/null", O_RDONLY);
-		if (dn >= 0)
-			dup2(dn, 0);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(p[1]);
-	if (read(p[0], &c, 1) != 1) {
-		close(p[0]);
-		waitpid(pid, &st, 0);
-		return -EPIPE;
-	}
-	*ns = nvx_now_ns() - t0;
-	while (read(p[0], &c, 1) > 0)
-		;
-	close(p[0]);
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
-		return -ECHILD;
-	return 0;
-}
-
 struct nvx_uvm_bench {
 	unsigned int messages, runs;
 	struct nvx_uvm_ping base[NVX_UVM_NR_PATHS], one[NVX_UVM_NR_PATHS];
@@ -357,13 +320,13 @@ static int nvx_uvm_bench_cold(struct nvx_uvm_bench *b, const char *hello,
 	if (!b->uvm_ns || !b->host_ns)
 		return -ENOMEM;
 	for (i = 0; i < b->runs; i++) {
-		ret = nvx_first_byte(uvm_argv, &b->uvm_ns[i]);
+		ret = nvx_bench_first_byte(uvm_argv, &b->uvm_ns[i]);
 		if (ret) {
 			nvx_err("bench uvm: uvm run %s: %s", hello,
 				strerror(-ret));
 			return ret;
 		}
-		ret = nvx_first_byte(host_argv, &b->host_ns[i]);
+		ret = nvx_bench_first_byte(host_argv, &b->host_ns[i]);
 		if (ret) {
 			nvx_err("bench uvm: %s: %s", host, strerror(-ret));
 			return ret;

@@ -72,6 +72,7 @@ struct nvx_uvm_vm {
 	int slow;
 	uint32_t entries;	/* of each ring */
 	int stop_at_ready;	/* nvx_uvm_run() returns 1 at the ready point */
+	int prepared;		/* by nvx_uvm_prepare(): no RAM yet */
 	size_t image_size;
 	/* after nvx_uvm_run() */
 	uint32_t exit_status;	/* the guest's, when it exited */
@@ -135,6 +136,9 @@ struct nvx_uvm_tmpl {
 int nvx_uvm_tmpl_make(struct nvx_uvm_tmpl *t, int nvx_fd,
 		      const struct nvx_uvm_opts *o, const char **where);
 void nvx_uvm_tmpl_free(struct nvx_uvm_tmpl *t);
+
+/* A KVM VM made ahead of demand for nvx_uvm_clone(); see lib/uvm.c. */
+int nvx_uvm_prepare(struct nvx_uvm_vm *vm, const char **where);
 
 /* A VM resumed from @t with its own identity; nvx_uvm_destroy() it. */
 int nvx_uvm_clone(struct nvx_uvm_vm *vm, int nvx_fd,

@@ -331,22 +331,31 @@ static int nvx_uvm__map(struct nvx_uvm_vm *vm, const char **where)
 	return 0;
 }
 
-/* The KVM VM around the mapped RAM: memory slot, irqchip, vCPU, irqfd. */
-static int nvx_uvm__kvm(struct nvx_uvm_vm *vm, const char **where)
+/* The mapped RAM as the VM's memory slot 0. */
+static int nvx_uvm__memslot(struct nvx_uvm_vm *vm, const char **where)
 {
 	struct kvm_userspace_memory_region region;
-	int ret, sz;
 
-	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
-	ret = NVX_UVM_STEP("KVM_CREATE_VM", vm->vm_fd);
-	if (ret)
-		return ret;
 	memset(&region, 0, sizeof(region));
 	region.guest_phys_addr = 0;
 	region.memory_size = vm->mem_size;
 	region.userspace_addr = (uintptr_t)vm->mem;
-	ret = NVX_UVM_STEP("KVM_SET_USER_MEMORY_REGION",
-			   ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &region));
+	return NVX_UVM_STEP("KVM_SET_USER_MEMORY_REGION",
+			    ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION,
+				  &region));
+}
+
+/* The KVM VM without its RAM: irqchip, vCPU, irqfd. */
+static int nvx_uvm__kvm(struct nvx_uvm_vm *vm, const char **where)
+{
+	int ret, sz;
+
+	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	ret = NVX_UVM_STEP("open /dev/kvm", vm->kvm_fd);
+	if (ret)
+		return ret;
+	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0);
+	ret = NVX_UVM_STEP("KVM_CREATE_VM", vm->vm_fd);
 	if (ret)
 		return ret;
 	ret = NVX_UVM_STEP("KVM_CREATE_IRQCHIP",
@@ -429,8 +438,7 @@ int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 	int ret, khz;
 
 	nvx_uvm__init(vm, o->slow);
-	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-	ret = NVX_UVM_STEP("open /dev/kvm", vm->kvm_fd);
+	ret = nvx_uvm__kvm(vm, where);
 	if (ret)
 		return ret;
 	memset(&g, 0, sizeof(g));
@@ -444,7 +452,7 @@ int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 	vm->mem_size = g.granted;
 	ret = nvx_uvm__map(vm, where);
 	if (!ret)
-		ret = nvx_uvm__kvm(vm, where);
+		ret = nvx_uvm__memslot(vm, where);
 	if (ret)
 		return ret;
 	*where = "64-bit mode";
@@ -619,6 +627,25 @@ void nvx_uvm_tmpl_free(struct nvx_uvm_tmpl *t)
 }
 
 /**
+ * nvx_uvm_prepare() - a KVM VM ahead of demand, for nvx_uvm_clone()
+ * @vm: filled in: the KVM VM, its irqchip, vCPU, kvm_run, statistics
+ *	and irqfd, no RAM, not attached. nvx_uvm_destroy() it when unused.
+ * @where: set to the name of the step that failed.
+ *
+ * Return: 0 or a negative errno.
+ */
+int nvx_uvm_prepare(struct nvx_uvm_vm *vm, const char **where)
+{
+	int ret;
+
+	nvx_uvm__init(vm, 0);
+	ret = nvx_uvm__kvm(vm, where);
+	if (!ret)
+		vm->prepared = 1;
+	return ret;
+}
+
+/**
  * nvx_uvm_clone() - a user VM started from a template
  * @vm: filled in.
  * @nvx_fd: the nvx device.
@@ -630,8 +657,9 @@ void nvx_uvm_tmpl_free(struct nvx_uvm_tmpl *t)
  *
  * RAM is a copy-on-write clone of the template's (NVX_GRANT_IOC_CLONE),
  * the vCPU resumes after the ready point with the template's registers,
- * and ATTACH gives it its own identity (vm_id, seed) and rings. Call
- * nvx_uvm_destroy() on success and failure alike.
+ * and ATTACH gives it its own identity (vm_id, seed) and rings. @vm may
+ * come from nvx_uvm_prepare() (its KVM VM made ahead of demand), else it
+ * is made here. Call nvx_uvm_destroy() on success and failure alike.
  *
  * Return: 0 or a negative errno.
  */
@@ -642,11 +670,13 @@ int nvx_uvm_clone(struct nvx_uvm_vm *vm, int nvx_fd,
 	struct nvx_grant_clone c = { .flags = NVX_CLONE_CLOEXEC };
 	int ret;
 
-	nvx_uvm__init(vm, o->slow);
-	vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-	ret = NVX_UVM_STEP("open /dev/kvm", vm->kvm_fd);
-	if (ret)
-		return ret;
+	if (!vm->prepared) {
+		ret = nvx_uvm_prepare(vm, where);
+		if (ret)
+			return ret;
+	}
+	vm->prepared = 0;
+	vm->slow = o->slow;
 	ret = NVX_UVM_STEP("NVX_GRANT_IOC_CLONE",
 			   ioctl(t->grant_fd, NVX_GRANT_IOC_CLONE, &c));
 	if (ret)
@@ -655,7 +685,7 @@ int nvx_uvm_clone(struct nvx_uvm_vm *vm, int nvx_fd,
 	vm->mem_size = c.bytes;
 	ret = nvx_uvm__map(vm, where);
 	if (!ret)
-		ret = nvx_uvm__kvm(vm, where);
+		ret = nvx_uvm__memslot(vm, where);
 	if (!ret)
 		ret = nvx_uvm__restore(vm, t, where);
 	if (ret)

@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx-bench scale: user VMs started from a template (clones) against
+ * fresh boots and host processes, and how much memory an idle clone
+ * costs. This process is the VMM and the system side; one VM runs at a
+ * time for the start times.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nvx/pool.h>
+#include <nvx/uvm.h>
+
+#include "bench.h"
+#include "nvx_uvm.h"
+
+enum {
+	NVX_SCALE_OPT_RUNS = 0x100,
+	NVX_SCALE_OPT_DENSITY,
+};
+
+/* the ways to start, measured in turn in every round */
+enum {
+	NVX_SCALE_FRESH,	/* boot the image */
+	NVX_SCALE_CLONE,	/* clone the template, KVM VM made now */
+	NVX_SCALE_PREPARED,	/* clone into a KVM VM made ahead */
+	NVX_SCALE_EXEC,		/* fork + exec of a static host program */
+	NVX_SCALE_FORK,		/* fork of this (warm) process */
+	NVX_SCALE_NR
+};
+
+static const char *const nvx_scale_names[NVX_SCALE_NR] = {
+	"fresh", "clone", "clone_prepared", "fork_exec", "fork",
+};
+
+#define NVX_SCALE_POOL	(16ULL << 20)
+#define NVX_KIB		1024ULL
+
+struct nvx_scale_vm {
+	struct nvx_uvm_vm vm;
+	pthread_t th;
+	int ret;
+	struct nvx_uvm_recv r;	/* density: its request, answered last */
+};
+
+struct nvx_scale {
+	struct nvx_ctx *ctx;
+	unsigned int runs, density;
+	int ep;
+	struct nvx_uvm_serve sv;
+	struct nvx_uvm_tmpl t;
+	struct nvx_uvm_opts fresh, clone;
+	char test[PATH_MAX], host[PATH_MAX];
+	uint64_t *ns[NVX_SCALE_NR];
+	double p50[NVX_SCALE_NR], p95[NVX_SCALE_NR], p99[NVX_SCALE_NR];
+	/* density */
+	long long avail_kib;	/* MemAvailable used by the idle clones */
+	long long copied;	/* pages they copied */
+	double per_vm_kib, per_gib;
+};
+
+static void *nvx_scale_vcpu(void *arg)
+{
+	struct nvx_scale_vm *v = arg;
+
+	v->ret = nvx_uvm_run(&v->vm);
+	return NULL;
+}
+
+/* MemAvailable of /proc/meminfo in KiB; -1 when unreadable. */
+static long long nvx_scale_avail(void)
+{
+	char line[128];
+	long long v = -1;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %lld kB", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* The next request that is not a VM_GONE notice (those are served). */
+static int nvx_scale_recv(struct nvx_scale *s, struct nvx_uvm_recv *r)
+{
+	int ret;
+
+	for (;;) {
+		ret = nvx_uvm_recv(s->ep, &s->sv, r, 0);
+		if (ret == -EINTR)
+			continue;
+		if (ret || r->msg.type != NVX_UVM_MSG_VM_GONE)
+			return ret;
+		nvx_uvm_serve_msg(s->ep, &s->sv, r);
+	}
+}
+
+/*
+ * Start one VM the way @kind says, time it to its first request, serve
+ * it to its EXIT message and take it down.
+ */
+static int nvx_scale_vm_once(struct nvx_scale *s, int kind, uint64_t *ns)
+{
+	struct nvx_scale_vm v;
+	struct nvx_uvm_recv r;
+	const char *where;
+	uint64_t t0;
+	int ret;
+
+	memset(&v, 0, sizeof(v));
+	if (kind == NVX_SCALE_PREPARED) {
+		ret = nvx_uvm_prepare(&v.vm, &where);
+		if (ret)
+			goto fail;
+	}
+	t0 = nvx_now_ns();
+	if (kind == NVX_SCALE_FRESH)
+		ret = nvx_uvm_create(&v.vm, s->ctx->fd, &s->fresh, &where);
+	else
+		ret = nvx_uvm_clone(&v.vm, s->ctx->fd, &s->t, &s->clone,
+				    &where);
+	if (ret)
+		goto fail;
+	ret = pthread_create(&v.th, NULL, nvx_scale_vcpu, &v);
+	if (ret) {
+		ret = -ret;
+		where = "pthread_create";
+		goto fail;
+	}
+	ret = nvx_scale_recv(s, &r);
+	*ns = nvx_now_ns() - t0;
+	/* `test id`: one WRITE, then EXIT */
+	while (!ret) {
+		ret = nvx_uvm_serve_msg(s->ep, &s->sv, &r);
+		if (ret || r.msg.type == NVX_UVM_MSG_EXIT)
+			break;
+		ret = nvx_scale_recv(s, &r);
+	}
+	pthread_join(v.th, NULL);
+	if (!ret && (v.ret || v.vm.exit_status))
+		ret = -ECHILD;
+	where = "serve";
+	if (!ret) {
+		nvx_uvm_destroy(&v.vm);
+		return 0;
+	}
+fail:
+	nvx_err("bench scale: %s: %s: %s", nvx_scale_names[kind], where,
+		strerror(-ret));
+	nvx_uvm_destroy(&v.vm);
+	return ret;
+}
+
+/* fork() of this process: the child writes a byte and exits. */
+static int nvx_scale_fork(uint64_t *ns)
+{
+	int p[2], st;
+	uint64_t t0;
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	t0 = nvx_now_ns();
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		c = 'x';
+		_exit(write(p[1], &c, 1) != 1);
+	}
+	close(p[1]);
+	if (read(p[0], &c, 1) != 1) {
+		close(p[0]);
+		waitpid(pid, &st, 0);
+		return -EPIPE;
+	}
+	*ns = nvx_now_ns() - t0;
+	close(p[0]);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		return -ECHILD;
+	return 0;
+}
+
+static int nvx_scale_starts(struct nvx_scale *s)
+{
+	char *host_argv[2] = { s->host, NULL };
+	unsigned int i, k;
+	int ret = 0;
+
+	for (k = 0; k < NVX_SCALE_NR; k++) {
+		s->ns[k] = calloc(s->runs, sizeof(uint64_t));
+		if (!s->ns[k])
+			return -ENOMEM;
+	}
+	/* each round starts every kind once: drift touches all alike */
+	for (i = 0; i < s->runs && !ret; i++) {
+		for (k = 0; k < NVX_SCALE_NR && !ret; k++) {
+			if (k == NVX_SCALE_EXEC)
+				ret = nvx_bench_first_byte(host_argv,
+							   &s->ns[k][i]);
+			else if (k == NVX_SCALE_FORK)
+				ret = nvx_scale_fork(&s->ns[k][i]);
+			else
+				ret = nvx_scale_vm_once(s, k, &s->ns[k][i]);
+			if (ret && k >= NVX_SCALE_EXEC)
+				nvx_err("bench scale: %s: %s",
+					nvx_scale_names[k], strerror(-ret));
+		}
+	}
+	if (ret)
+		return ret;
+	for (k = 0; k < NVX_SCALE_NR; k++) {
+		qsort(s->ns[k], s->runs, sizeof(uint64_t), nvx_bench_cmp_u64);
+		s->p50[k] = nvx_bench_pct_ms(s->ns[k], s->runs, 0.5);
+		s->p95[k] = nvx_bench_pct_ms(s->ns[k], s->runs, 0.95);
+		s->p99[k] = nvx_bench_pct_ms(s->ns[k], s->runs, 0.99);
+	}
+	return 0;
+}
+
+/* The copied_pages of a grant fd's fdinfo; 0 when unreadable. */
+static long long nvx_scale_copied(int fd)
+{
+	char path[64], line[128];
+	long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "copied_pages: %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/*
+ * s->density idle clones at once (`test wait`: one IPC request each,
+ * answered only when all are counted): MemAvailable before and after.
+ */
+static int nvx_scale_density(struct nvx_scale *s)
+{
+	char *argv[] = { "test", "wait" };
+	struct nvx_uvm_opts o = s->clone;
+	unsigned int i, started = 0, waiting = 0;
+	struct nvx_scale_vm *v;
+	struct nvx_uvm_recv r;
+	const char *where;
+	long long a0, a1;
+	int ret = 0;
+
+	v = calloc(s->density, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	o.argc = 2;
+	o.argv = argv;
+	a0 = nvx_scale_avail();
+	for (i = 0; i < s->density; i++) {
+		ret = nvx_uvm_clone(&v[i].vm, s->ctx->fd, &s->t, &o, &where);
+		if (!ret)
+			ret = -pthread_create(&v[i].th, NULL, nvx_scale_vcpu,
+					      &v[i]);
+		if (ret) {
+			nvx_err("bench scale: density: clone %u: %s: %s", i,
+				where, strerror(-ret));
+			nvx_uvm_destroy(&v[i].vm);
+			break;
+		}
+		started++;
+	}
+	/* each clone's request, kept until all are in */
+	while (!ret && waiting < started) {
+		ret = nvx_scale_recv(s, &r);
+		if (ret)
+			break;
+		for (i = 0; i < started; i++)
+			if (v[i].vm.vm_id == r.msg.src_vm)
+				v[i].r = r;
+		waiting++;
+	}
+	a1 = nvx_scale_avail();
+	for (i = 0; i < started; i++)
+		s->copied += nvx_scale_copied(v[i].vm.grant_fd);
+	/* answer them all: each exits */
+	for (i = 0; i < started; i++) {
+		if (v[i].r.cookie)
+			nvx_uvm_serve_msg(s->ep, &s->sv, &v[i].r);
+		else
+			v[i].vm.stop = 1;
+	}
+	while (!ret && waiting < 2 * started) {
+		ret = nvx_scale_recv(s, &r);
+		if (!ret)
+			ret = nvx_uvm_serve_msg(s->ep, &s->sv, &r);
+		if (!ret && r.msg.type == NVX_UVM_MSG_EXIT)
+			waiting++;
+	}
+	for (i = 0; i < started; i++) {
+		pthread_join(v[i].th, NULL);
+		nvx_uvm_destroy(&v[i].vm);
+	}
+	free(v);
+	if (ret)
+		return ret;
+	if (started < s->density)
+		return -ENOMEM;
+	s->avail_kib = a0 - a1;
+	s->per_vm_kib = (double)s->avail_kib / s->density;
+	s->per_gib = s->per_vm_kib > 0 ? (1024.0 * 1024) / s->per_vm_kib : 0;
+	return 0;
+}
+
+static void nvx_scale_print(struct nvx_scale *s)
+{
+	struct nvx_json *j = &s->ctx->js;
+	double headline = nvx_bench_div(s->p50[NVX_SCALE_CLONE],
+					s->p50[NVX_SCALE_EXEC]);
+	int k;
+
+	if (s->ctx->json) {
+		nvx_json_init(j, stdout);
+		nvx_json_object_begin(j, NULL);
+		nvx_json_u64(j, "runs", s->runs);
+		for (k = 0; k < NVX_SCALE_NR; k++) {
+			nvx_json_object_begin(j, nvx_scale_names[k]);
+			nvx_json_double(j, "p50_ms", s->p50[k]);
+			nvx_json_double(j, "p95_ms", s->p95[k]);
+			nvx_json_double(j, "p99_ms", s->p99[k]);
+			nvx_json_end(j);
+		}
+		nvx_json_double(j, "clone_over_fresh",
+				nvx_bench_div(s->p50[NVX_SCALE_CLONE],
+					      s->p50[NVX_SCALE_FRESH]));
+		nvx_json_double(j, "prepared_over_fork_exec",
+				nvx_bench_div(s->p50[NVX_SCALE_PREPARED],
+					      s->p50[NVX_SCALE_EXEC]));
+		nvx_json_object_begin(j, "density");
+		nvx_json_u64(j, "vms", s->density);
+		nvx_json_s64(j, "mem_available_kib", s->avail_kib);
+		nvx_json_double(j, "kib_per_vm", s->per_vm_kib);
+		nvx_json_double(j, "copied_pages_per_vm",
+				nvx_bench_div(s->copied, s->density));
+		nvx_json_end(j);
+		nvx_json_double(j, "per_gib", s->per_gib);
+		nvx_json_double(j, "headline", headline);
+		nvx_json_end(j);
+		fputc('\n', stdout);
+		return;
+	}
+	printf("start to the first request at the system side (or first byte), %u runs each:\n",
+	       s->runs);
+	printf("%-16s %10s %10s %10s\n", "how", "p50 ms", "p95 ms", "p99 ms");
+	for (k = 0; k < NVX_SCALE_NR; k++)
+		printf("%-16s %10.2f %10.2f %10.2f\n", nvx_scale_names[k],
+		       s->p50[k], s->p95[k], s->p99[k]);
+	printf("clone / fresh p50: %.3f   clone_prepared / fork_exec p50: %.3f\n",
+	       nvx_bench_div(s->p50[NVX_SCALE_CLONE], s->p50[NVX_SCALE_FRESH]),
+	       nvx_bench_div(s->p50[NVX_SCALE_PREPARED],
+			     s->p50[NVX_SCALE_EXEC]));
+	printf("density: %u idle clones used %lld KiB of MemAvailable: %.1f KiB each, %.0f per GiB; %.1f pages copied each\n",
+	       s->density, s->avail_kib, s->per_vm_kib, s->per_gib,
+	       nvx_bench_div(s->copied, s->density));
+	printf("headline (clone p50 / fork+exec p50): %.3f\n", headline);
+}
+
+int cmd_bench_scale(struct nvx_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "runs", required_argument, NULL, NVX_SCALE_OPT_RUNS },
+		{ "density", required_argument, NULL, NVX_SCALE_OPT_DENSITY },
+		{ }
+	};
+	struct nvx_uvm_endpoint ep = { .flags = NVX_UVM_EP_CLOEXEC };
+	static char *fresh_argv[] = { "test", "id" };
+	static char *tmpl_argv[] = { "test", "template", "id" };
+	struct nvx_pool_resize grow = { 0 };
+	struct nvx_scale s = { .runs = 100, .density = 100, .ctx = ctx };
+	struct nvx_uvm_opts tmpl;
+	const char *where;
+	unsigned long long v;
+	int c, k, ret;
+
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (c) {
+		case NVX_SCALE_OPT_RUNS:
+			if (nvx_parse_uint(optarg, 100000, &v) || !v)
+				return nvx_usage_error(ctx, "bad --runs: %s",
+						       optarg);
+			s.runs = v;
+			break;
+		case NVX_SCALE_OPT_DENSITY:
+			if (nvx_parse_uint(optarg, NVX_UVM_MAX_VMS - 2, &v) ||
+			    !v)
+				return nvx_usage_error(ctx,
+					"bad --density: %s", optarg);
+			s.density = v;
+			break;
+		default:
+			return nvx_getopt_error(ctx, c, argv);
+		}
+	}
+	if (optind < argc)
+		return nvx_usage_error(ctx, "unexpected argument: %s",
+				       argv[optind]);
+	if (nvx_uvm_find_image("test", s.test, sizeof(s.test)) ||
+	    nvx_uvm_find_image("hello-host", s.host, sizeof(s.host))) {
+		nvx_err("bench scale: test or hello-host not found (set NVX_GUEST_DIR)");
+		return NVX_EXIT_FAIL;
+	}
+	ret = nvx_open_device(ctx);
+	if (ret)
+		return ret;
+	grow.node = NVX_NODE_ANY;
+	grow.bytes = NVX_SCALE_POOL;
+	ret = nvx_ioctl(ctx, NVX_IOC_POOL_GROW, &grow, "NVX_IOC_POOL_GROW");
+	if (ret)
+		return ret;
+	ep.max_vms = s.density + 2;
+	ret = nvx_ioctl(ctx, NVX_IOC_UVM_ENDPOINT, &ep,
+			"NVX_IOC_UVM_ENDPOINT");
+	if (ret)
+		goto out_shrink;
+	s.ep = ep.fd;
+	s.sv.in_fd = -1;
+	s.sv.out_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	s.sv.err_fd = 2;
+	s.sv.buf = malloc(NVX_UVM_MAX_BULK);
+	ret = -ENOMEM;
+	if (s.sv.out_fd < 0 || !s.sv.buf)
+		goto out;
+	s.fresh.image = s.test;
+	s.fresh.argc = 2;
+	s.fresh.argv = fresh_argv;
+	s.fresh.ep_fd = s.ep;
+	s.clone = s.fresh;
+	s.clone.argc = 0;	/* the template's: `test template id` */
+	s.clone.argv = NULL;
+
+	/* its VM's VM_GONE notice is taken by the first RECV */
+	tmpl = s.fresh;
+	tmpl.argc = 3;
+	tmpl.argv = tmpl_argv;
+	ret = nvx_uvm_tmpl_make(&s.t, ctx->fd, &tmpl, &where);
+	if (ret) {
+		nvx_err("bench scale: template: %s: %s", where, strerror(-ret));
+		goto out;
+	}
+	ret = nvx_scale_starts(&s);
+	if (!ret)
+		ret = nvx_scale_density(&s);
+	if (!ret)
+		nvx_scale_print(&s);
+	else
+		nvx_err("bench scale: %s", strerror(-ret));
+	nvx_uvm_tmpl_free(&s.t);
+out:
+	for (k = 0; k < NVX_SCALE_NR; k++)
+		free(s.ns[k]);
+	free(s.sv.buf);
+	if (s.sv.out_fd >= 0)
+		close(s.sv.out_fd);
+	close(s.ep);
+out_shrink:
+	nvx_bench_shrink(ctx, grow.done, "scale");
+	return ret ? NVX_EXIT_FAIL : NVX_EXIT_OK;
+}
+
+const char nvx_bench_scale_usage[] =
+	"[--runs N] [--density N]\n"
+	"\n"
+	"User VMs started from a template, in the same run as the baselines.\n"
+	"This process is the VMM and the system side. The template is the\n"
+	"guest `test template id` frozen at its ready point. Each round starts,\n"
+	"one at a time: a fresh VM of `test id` (fresh), a clone of the\n"
+	"template (clone: the KVM VM made in the measured time), a clone into\n"
+	"a KVM VM made ahead of demand (clone_prepared), a static host\n"
+	"program by fork+exec (fork_exec, to the first byte on its stdout)\n"
+	"and a fork of this process (fork, the child's first byte). A VM's\n"
+	"time runs from the start to its first request at the system side\n"
+	"(its WRITE). --runs rounds (default 100); p50, p95, p99 of each.\n"
+	"\n"
+	"Density: --density N idle clones at once (default 100, at most 254:\n"
+	"one endpoint), each blocked on a request: MemAvailable before and\n"
+	"after, per VM and per GiB, and the pages each copied.\n"
+	"Grows the pool by 16 MiB (CAP_SYS_ADMIN) and gives that back.\n"
+	"Under QEMU TCG the times are not hardware times: compare the ratios.\n"
+	"JSON: per way (\"fresh\", \"clone\", \"clone_prepared\", \"fork_exec\",\n"
+	"\"fork\"): \"p50_ms\", \"p95_ms\", \"p99_ms\"; \"clone_over_fresh\",\n"
+	"\"prepared_over_fork_exec\", \"density\" (\"vms\",\n"
+	"\"mem_available_kib\", \"kib_per_vm\", \"copied_pages_per_vm\"),\n"
+	"\"per_gib\" (at --density VMs) and \"headline\": clone p50 / fork_exec\n"
+	"p50.\n";
