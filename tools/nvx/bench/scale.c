@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,24 @@ struct nvx_scale {
 	long long copied;	/* pages they copied */
 	double per_vm_kib, per_gib;
 };
+
+static void nvx_scale_nop(int sig)
+{
+}
+
+/*
+ * Make a vCPU thread's nvx_uvm_run() return: set stop, then SIGUSR1
+ * (no SA_RESTART) until the thread ends; a signal that came before
+ * KVM_RUN was entered is sent again.
+ */
+static void nvx_scale_stop(struct nvx_scale_vm *v)
+{
+	__atomic_store_n(&v->vm.stop, 1, __ATOMIC_RELAXED);
+	while (pthread_tryjoin_np(v->th, NULL) == EBUSY) {
+		pthread_kill(v->th, SIGUSR1);
+		usleep(10000);
+	}
+}
 
 static void *nvx_scale_vcpu(void *arg)
 {
@@ -254,8 +273,8 @@ static long long nvx_scale_copied(int fd)
  */
 static int nvx_scale_density(struct nvx_scale *s)
 {
-	char *argv[] = { "test", "wait" };
 	struct nvx_uvm_opts o = s->clone;
+	char *argv[2];
 	unsigned int i, started = 0, waiting = 0;
 	struct nvx_scale_vm *v;
 	struct nvx_uvm_recv r;
@@ -266,6 +285,8 @@ static int nvx_scale_density(struct nvx_scale *s)
 	v = calloc(s->density, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
+	argv[0] = "test";
+	argv[1] = "wait";
 	o.argc = 2;
 	o.argv = argv;
 	a0 = nvx_scale_avail();
@@ -295,13 +316,9 @@ static int nvx_scale_density(struct nvx_scale *s)
 	a1 = nvx_scale_avail();
 	for (i = 0; i < started; i++)
 		s->copied += nvx_scale_copied(v[i].vm.grant_fd);
-	/* answer them all: each exits */
-	for (i = 0; i < started; i++) {
-		if (v[i].r.cookie)
-			nvx_uvm_serve_msg(s->ep, &s->sv, &v[i].r);
-		else
-			v[i].vm.stop = 1;
-	}
+	/* answer them all: each exits; after an error, stop them */
+	for (i = 0; i < started && !ret; i++)
+		nvx_uvm_serve_msg(s->ep, &s->sv, &v[i].r);
 	while (!ret && waiting < 2 * started) {
 		ret = nvx_scale_recv(s, &r);
 		if (!ret)
@@ -310,7 +327,10 @@ static int nvx_scale_density(struct nvx_scale *s)
 			waiting++;
 	}
 	for (i = 0; i < started; i++) {
-		pthread_join(v[i].th, NULL);
+		if (ret)
+			nvx_scale_stop(&v[i]);
+		else
+			pthread_join(v[i].th, NULL);
 		nvx_uvm_destroy(&v[i].vm);
 	}
 	free(v);
@@ -371,9 +391,10 @@ static void nvx_scale_print(struct nvx_scale *s)
 	       nvx_bench_div(s->p50[NVX_SCALE_CLONE], s->p50[NVX_SCALE_FRESH]),
 	       nvx_bench_div(s->p50[NVX_SCALE_PREPARED],
 			     s->p50[NVX_SCALE_EXEC]));
-	printf("density: %u idle clones used %lld KiB of MemAvailable: %.1f KiB each, %.0f per GiB; %.1f pages copied each\n",
-	       s->density, s->avail_kib, s->per_vm_kib, s->per_gib,
-	       nvx_bench_div(s->copied, s->density));
+	printf("density: %u idle clones used %lld KiB of MemAvailable:",
+	       s->density, s->avail_kib);
+	printf(" %.1f KiB each, %.0f per GiB; %.1f pages copied each\n",
+	       s->per_vm_kib, s->per_gib, nvx_bench_div(s->copied, s->density));
 	printf("headline (clone p50 / fork+exec p50): %.3f\n", headline);
 }
 
@@ -385,10 +406,10 @@ int cmd_bench_scale(struct nvx_ctx *ctx, int argc, char **argv)
 		{ }
 	};
 	struct nvx_uvm_endpoint ep = { .flags = NVX_UVM_EP_CLOEXEC };
-	static char *fresh_argv[] = { "test", "id" };
-	static char *tmpl_argv[] = { "test", "template", "id" };
+	char *fresh_argv[2], *tmpl_argv[3];
 	struct nvx_pool_resize grow = { 0 };
 	struct nvx_scale s = { .runs = 100, .density = 100, .ctx = ctx };
+	struct sigaction sa = { .sa_handler = nvx_scale_nop };
 	struct nvx_uvm_opts tmpl;
 	const char *where;
 	unsigned long long v;
@@ -426,6 +447,9 @@ int cmd_bench_scale(struct nvx_ctx *ctx, int argc, char **argv)
 	ret = nvx_open_device(ctx);
 	if (ret)
 		return ret;
+	/* six fds per VM; a stop signal that ends KVM_RUN */
+	nvx_nofile_max();
+	sigaction(SIGUSR1, &sa, NULL);
 	grow.node = NVX_NODE_ANY;
 	grow.bytes = NVX_SCALE_POOL;
 	ret = nvx_ioctl(ctx, NVX_IOC_POOL_GROW, &grow, "NVX_IOC_POOL_GROW");
@@ -444,6 +468,11 @@ int cmd_bench_scale(struct nvx_ctx *ctx, int argc, char **argv)
 	ret = -ENOMEM;
 	if (s.sv.out_fd < 0 || !s.sv.buf)
 		goto out;
+	fresh_argv[0] = "test";
+	fresh_argv[1] = "id";
+	tmpl_argv[0] = "test";
+	tmpl_argv[1] = "template";
+	tmpl_argv[2] = "id";
 	s.fresh.image = s.test;
 	s.fresh.argc = 2;
 	s.fresh.argv = fresh_argv;

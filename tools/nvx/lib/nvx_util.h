@@ -46,6 +46,7 @@ uint64_t nvx_touch_pages(void *addr, uint64_t len, bool check_zero);
 int nvx_two_cpus(int cpu[2]);
 int nvx_pin_self(int cpu);
 int nvx_unpin_self(void);
+int nvx_nofile_max(void);
 uint32_t nvx_cpu_node(void);
 int nvx_wait_flag(const int *flag, uint64_t timeout_ns);
 const char *nvx_errno_why_find(const struct nvx_errno_why *table, size_t n,

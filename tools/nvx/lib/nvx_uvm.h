@@ -62,7 +62,8 @@ struct nvx_uvm_opts {
 };
 
 struct nvx_uvm_vm {
-	int kvm_fd, vm_fd, vcpu_fd, grant_fd, chan_fd, irq_fd, stats_fd;
+	int kvm_fd;	/* -1 once the VM is made */
+	int vm_fd, vcpu_fd, grant_fd, chan_fd, irq_fd, stats_fd;
 	void *mem;
 	uint64_t mem_size;
 	struct kvm_run *run;

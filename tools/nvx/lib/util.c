@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -198,4 +199,23 @@ const char *nvx_errno_why_find(const struct nvx_errno_why *table, size_t n,
 		if (table[i].err == err && (!table[i].req || table[i].req == req))
 			return table[i].why;
 	return NULL;
+}
+
+/**
+ * nvx_nofile_max() - raise the soft RLIMIT_NOFILE to the hard one
+ *
+ * A VMM of many user VMs holds six fds per VM.
+ *
+ * Return: 0 or -errno.
+ */
+int nvx_nofile_max(void)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r))
+		return -errno;
+	if (r.rlim_cur == r.rlim_max)
+		return 0;
+	r.rlim_cur = r.rlim_max;
+	return setrlimit(RLIMIT_NOFILE, &r) ? -errno : 0;
 }

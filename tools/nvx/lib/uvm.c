@@ -387,7 +387,11 @@ static int nvx_uvm__kvm(struct nvx_uvm_vm *vm, const char **where)
 	if (ret)
 		return ret;
 	*where = "irqfd";
-	return nvx_uvm__irq(vm);
+	ret = nvx_uvm__irq(vm);
+	/* /dev/kvm itself is not needed once the VM is made */
+	close(vm->kvm_fd);
+	vm->kvm_fd = -1;
+	return ret;
 }
 
 /* NVX_IOC_UVM_ATTACH with the standard layout. */
