@@ -152,8 +152,10 @@ int nvx_grant_ioc_clone(struct nvx_ucmd *ucmd)
 	g->tmpl_file = get_file(ucmd->file);
 	g->memcg = get_mem_cgroup_from_mm(current->mm);
 	/* copies are charged to the cloner's RLIMIT_MEMLOCK, as grants are */
-	if (!capable(CAP_IPC_LOCK))
+	if (!capable(CAP_IPC_LOCK)) {
 		g->user = get_uid(current_user());
+		g->memlock = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	}
 	bytes = nvx_grant_bytes(g);
 
 	gfile = nvx_grant_file(g, bytes);
@@ -210,14 +212,18 @@ void nvx_clone_free(struct nvx_grant *g)
 	fput(g->tmpl_file);
 }
 
-/* Charge one page to the cloner's RLIMIT_MEMLOCK, if it is charged. */
+/*
+ * Charge one page to the cloner's RLIMIT_MEMLOCK, if it is charged: the
+ * limit it had when it cloned, not that of the task whose write (a
+ * fault, a system process's REPLY, another VM's message) makes the copy.
+ */
 static int nvx_clone_charge(struct nvx_grant *g)
 {
 	int ret;
 
 	if (!g->user)
 		return 0;
-	ret = nvx_account(g->user, 1);
+	ret = nvx_account_limit(g->user, 1, g->memlock);
 	if (!ret) {
 		spin_lock(&g->lock);
 		g->accounted++;

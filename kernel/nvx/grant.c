@@ -37,17 +37,19 @@ module_param(grant_max_bytes, ulong, 0644);
 MODULE_PARM_DESC(grant_max_bytes, "largest single grant in bytes (0: no limit)");
 
 /**
- * nvx_account() - charge pages to a user's RLIMIT_MEMLOCK
+ * nvx_account_limit() - charge pages to a user's locked memory
  * @user: the user.
  * @pages: how many.
+ * @limit: the most pages the user may have locked: the RLIMIT_MEMLOCK of
+ *	the process the charge is made for, which need not be current.
  *
  * As io_uring and RDMA do.
  *
  * Return: 0, or -EDQUOT when the limit would be exceeded.
  */
-int nvx_account(struct user_struct *user, unsigned long pages)
+int nvx_account_limit(struct user_struct *user, unsigned long pages,
+		      unsigned long limit)
 {
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	unsigned long cur, new;
 
 	cur = atomic_long_read(&user->locked_vm);
@@ -57,6 +59,21 @@ int nvx_account(struct user_struct *user, unsigned long pages)
 			return -EDQUOT;
 	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, new));
 	return 0;
+}
+
+/**
+ * nvx_account() - charge pages to a user's RLIMIT_MEMLOCK
+ * @user: the user.
+ * @pages: how many.
+ *
+ * Against the calling process's RLIMIT_MEMLOCK; see nvx_account_limit().
+ *
+ * Return: 0, or -EDQUOT when the limit would be exceeded.
+ */
+int nvx_account(struct user_struct *user, unsigned long pages)
+{
+	return nvx_account_limit(user, pages,
+				 rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT);
 }
 
 /**

@@ -97,6 +97,8 @@ struct nvx_block_ref {
  * @nid: node of the chunks.
  * @user: the user charged for the memory (RLIMIT_MEMLOCK), or NULL.
  * @accounted: pages charged to @user (a clone: its copies).
+ * @memlock: a clone: the cloner's RLIMIT_MEMLOCK in pages, which its
+ *	copies are held to whoever's write makes them.
  * @lock: protects @sealed, @kusers and a clone's @accounted.
  * @sealed: a template, read-only for good (NVX_GRANT_IOC_SEAL).
  * @kusers: kernel users that may write (nvx_grant_fget()).
@@ -119,6 +121,7 @@ struct nvx_grant {
 	int nid;
 	struct user_struct *user;
 	unsigned long accounted;
+	unsigned long memlock;
 	spinlock_t lock;		/* @sealed, @kusers */
 	bool sealed;
 	unsigned int kusers;
@@ -260,6 +263,8 @@ unsigned long nvx_pool_take_releasable(int nid, unsigned long max,
 
 /* grant.c */
 int nvx_account(struct user_struct *user, unsigned long pages);
+int nvx_account_limit(struct user_struct *user, unsigned long pages,
+		      unsigned long limit);
 void nvx_unaccount(struct user_struct *user, unsigned long pages);
 struct nvx_grant *nvx_grant_alloc(void);
 struct file *nvx_grant_file(struct nvx_grant *g, u64 bytes);

@@ -1079,9 +1079,6 @@ static int nvx_uvm_ioc_attach(struct nvx_ucmd *ucmd)
 		ch->free[i] = ch->cq_n - 1 - i;
 	}
 	ch->nr_free = ch->cq_n;
-	ret = nvx_uvm_own(ch, a->ctrl_gpa);
-	if (ret)
-		goto err;
 
 	ret = nvx_uvm_get_kvm(ch, a->vm_fd);
 	if (ret)
@@ -1089,6 +1086,10 @@ static int nvx_uvm_ioc_attach(struct nvx_ucmd *ucmd)
 	ret = nvx_uvm_join(ch, a->ep_fd);
 	if (ret)
 		goto err;
+	/* copies of a clone's pages only for an ATTACH that can succeed */
+	ret = nvx_uvm_own(ch, a->ctrl_gpa);
+	if (ret)
+		goto err_detach;
 	nvx_uvm_init_ctrl(ch);
 
 	if (!ch->slow) {

@@ -182,10 +182,12 @@ static int nvx_uvm_poll_thread(void *arg)
 			 * round trip 18-21 us with it, 23-27 with schedule(),
 			 * 51-98 with cond_resched(), perf kernel under TCG).
 			 */
-			if (!single_task_running())
+			if (!single_task_running()) {
 				yield();
-			else
+			} else {
+				cond_resched();
 				cpu_relax();
+			}
 			continue;
 		}
 		n = nvx_uvm_poll_quiesce(p);

@@ -9,9 +9,10 @@
  * doorbell that takes either puts it on a list under ep->lock (a sender
  * on its destination's inbox, a RECV on its own VM's recvs) and pairs
  * the oldest of each there. A pair is then moved with no lock held:
- * one copy from one grant to the other (the pages are the pool's,
- * pinned and in the direct map; both channels are referenced, so both
- * grants stay) under the lock of the VM the bytes go to, which is
+ * one copy from one grant to the other (the pages are the pool's or a
+ * clone's copies, in the direct map; a clone's page to write is copied
+ * first; both channels are referenced, so both grants stay) under the
+ * lock of the VM the bytes go to, which is
  * completed first, then the other side under its own lock: one channel
  * lock at a time, never nested.
  *

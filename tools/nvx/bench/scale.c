@@ -166,7 +166,10 @@ static int nvx_scale_vm_once(struct nvx_scale *s, int kind, uint64_t *ns)
 			break;
 		ret = nvx_scale_recv(s, &r);
 	}
-	pthread_join(v.th, NULL);
+	if (ret)
+		nvx_scale_stop(&v);
+	else
+		pthread_join(v.th, NULL);
 	if (!ret && (v.ret || v.vm.exit_status))
 		ret = -ECHILD;
 	where = "serve";
@@ -292,9 +295,11 @@ static int nvx_scale_density(struct nvx_scale *s)
 	a0 = nvx_scale_avail();
 	for (i = 0; i < s->density; i++) {
 		ret = nvx_uvm_clone(&v[i].vm, s->ctx->fd, &s->t, &o, &where);
-		if (!ret)
+		if (!ret) {
+			where = "pthread_create";
 			ret = -pthread_create(&v[i].th, NULL, nvx_scale_vcpu,
 					      &v[i]);
+		}
 		if (ret) {
 			nvx_err("bench scale: density: clone %u: %s: %s", i,
 				where, strerror(-ret));

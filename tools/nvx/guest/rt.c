@@ -161,7 +161,8 @@ static void tick_arm(void)
 {
 	unsigned long long now = rdtsc();
 
-	if (now < tick_end)
+	/* a 1 ms margin: the APIC timer and the TSC need not agree exactly */
+	if (now + tsc_khz < tick_end)
 		return;
 	lapic_write(LAPIC_TMR_INIT, TICK_COUNT);
 	tick_end = now + tsc_khz * TICK_MS;

@@ -154,6 +154,7 @@ void nvx_uvm_destroy(struct nvx_uvm_vm *vm)
 			close(*fds[i]);
 		*fds[i] = -1;
 	}
+	vm->prepared = 0;
 }
 
 static int nvx_uvm__load(struct nvx_uvm_vm *vm, const char *path)
@@ -580,12 +581,16 @@ int nvx_uvm_tmpl_make(struct nvx_uvm_tmpl *t, int nvx_fd,
 		ret = ret < 0 && ret != -EIO ? ret : -ENOEXEC;
 		goto out;
 	}
-	/* nothing may be in flight: a clone starts with empty rings */
+	/*
+	 * Nothing may be in flight, published or completed unread: a clone
+	 * starts with empty rings.
+	 */
 	*where = "ready point with messages in flight";
 	ret = nvx_uvm_status(&vm, &st);
 	if (ret)
 		goto out;
-	if (st.in_flight || vm.ctrl->sq_prod != vm.ctrl->sq_cons) {
+	if (st.in_flight || vm.ctrl->sq_prod != vm.ctrl->sq_cons ||
+	    vm.ctrl->cq_prod != vm.ctrl->cq_cons) {
 		ret = -EBUSY;
 		goto out;
 	}
@@ -651,7 +656,7 @@ int nvx_uvm_prepare(struct nvx_uvm_vm *vm, const char **where)
 
 /**
  * nvx_uvm_clone() - a user VM started from a template
- * @vm: filled in.
+ * @vm: zeroed, or from nvx_uvm_prepare(); filled in.
  * @nvx_fd: the nvx device.
  * @t: the template.
  * @o: the endpoint (@o->ep_fd), @o->slow, and the clone's arguments

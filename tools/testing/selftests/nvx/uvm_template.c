@@ -117,9 +117,9 @@ UVM_TEST(clones_have_their_own_arguments)
 
 /*
  * 20 clones run at once; each finds the page the template prepared as
- * the template left it, writes its own id over it and reads that back
- * (tmpl-check exits 31, 32 or 33 otherwise). A write seen by another
- * clone, or reaching the template, fails the next clone's check.
+ * the template left it, then writes its own id over it (tmpl-check exits
+ * 31 or 32 otherwise). A write seen by another clone, or reaching the
+ * template, fails the check of a clone that runs after it.
  */
 UVM_TEST(clone_writes_stay_private)
 {
@@ -134,7 +134,9 @@ UVM_TEST(clone_writes_stay_private)
  * The kernel writes into a clone's memory: completions (the CQ, made
  * the clone's own at ATTACH) under 8 pings in flight, and PULL data of
  * READ replies into heap pages the clone never touched (a copy made by
- * the REPLY).
+ * the REPLY). cat checks that its buffer is zero before it reads (exit
+ * 34 otherwise): a REPLY that wrote the template's page would show in
+ * the clones that start after it.
  */
 UVM_TEST(kernel_writes_into_clones)
 {
@@ -154,23 +156,25 @@ UVM_TEST(kernel_writes_into_clones)
 	for (i = 0; i < 1000; i++)
 		ASSERT_EQ(12, write(fd, "clone data.\n", 12));
 	close(fd);
-	nvxtool(&run, "uvm", "run", "--root", root, "--clones", "3", "test",
+	nvxtool(&run, "uvm", "run", "--root", root, "--clones", "4", "test",
 		"--", "template", "cat", "f", NULL);
 	unlink(path);
 	rmdir(root);
 	ASSERT_TRUE(WIFEXITED(run.status)) TH_LOG("%s: %s", run.cmd, run.err);
 	EXPECT_EQ(0, WEXITSTATUS(run.status)) TH_LOG("%s", run.err);
-	EXPECT_EQ(3 * 12000, (int)run.len[0]);
+	EXPECT_EQ(4 * 12000, (int)run.len[0]);
 	for (p = run.out; (p = strstr(p, "clone data.\n")); p += 12)
 		n++;
-	EXPECT_EQ(3000, n);
+	EXPECT_EQ(4000, n);
 }
 
 /*
  * Refused: a guest that exits without a ready point; a guest whose
  * ready point comes with a message in flight (the runtime answers
- * -EBUSY itself and goes on, so the template is never made); the
- * template-busy mode without --clones checks that -EBUSY.
+ * -EBUSY itself and goes on, so the template is never made; the
+ * template-busy mode without --clones checks that -EBUSY); a guest that
+ * writes the ready port itself with a message in flight (the VMM
+ * refuses: EBUSY).
  */
 UVM_TEST(template_refused)
 {
@@ -192,6 +196,14 @@ UVM_TEST(template_refused)
 	EXPECT_EQ(125, WEXITSTATUS(run.status))	/* stopped */
 		TH_LOG("%s", run.err);
 	EXPECT_NE(NULL, strstr(run.err, "exited with status 0 before"))
+		TH_LOG("%s", run.err);
+
+	nvxtool(&run, "uvm", "run", "--clones", "1", "test", "--",
+		"template-raw-busy", NULL);
+	ASSERT_TRUE(WIFEXITED(run.status)) TH_LOG("%s: %s", run.cmd, run.err);
+	EXPECT_EQ(125, WEXITSTATUS(run.status))	/* stopped */
+		TH_LOG("%s", run.err);
+	EXPECT_NE(NULL, strstr(run.err, "messages in flight"))
 		TH_LOG("%s", run.err);
 }
 
