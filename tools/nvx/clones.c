@@ -92,19 +92,10 @@ static int nvx_clone_cmp(const void *a, const void *b)
 /* The copied_pages line of a grant fd's fdinfo; -1 when unreadable. */
 static long long nvx_clone_copied(int fd)
 {
-	char path[64], line[128];
-	long long v = -1;
-	FILE *f;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "copied_pages: %lld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return nvx_file_num(path, "copied_pages: %lld");
 }
 
 static void nvx_clone_stats(struct nvx_clone *c, unsigned int n,

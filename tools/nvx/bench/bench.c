@@ -181,7 +181,8 @@ void nvx_bench_shrink(struct nvx_ctx *ctx, uint64_t bytes, const char *what)
 /**
  * nvx_bench_first_byte() - start to first byte of a program
  * @argv: the program (a path) and its arguments; its stdout is a pipe,
- *	its stdin /dev/null.
+ *	its stdin /dev/null. NULL: no exec, the forked child of this
+ *	process writes a byte itself (a fork of a warm process).
  * @ns: out: from before fork() to the first byte read, in ns.
  *
  * Return: 0 when it also exited 0, else a negative errno.
@@ -199,6 +200,10 @@ int nvx_bench_first_byte(char *const argv[], uint64_t *ns)
 	pid = fork();
 	if (pid < 0)
 		return -errno;
+	if (!pid && !argv) {
+		c = 'x';
+		_exit(write(p[1], &c, 1) != 1);
+	}
 	if (!pid) {
 		dup2(p[1], 1);
 		dn = open("/dev/null", O_RDONLY);

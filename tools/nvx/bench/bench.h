@@ -32,7 +32,7 @@ int cmd_bench_sys(struct nvx_ctx *ctx, int argc, char **argv);
 int cmd_bench_http(struct nvx_ctx *ctx, int argc, char **argv);
 int cmd_bench_scale(struct nvx_ctx *ctx, int argc, char **argv);
 
-/* Start to first byte on stdout of program @argv, in ns: see bench.c. */
+/* Start to first byte on stdout of @argv (NULL: a fork), in ns: bench.c. */
 int nvx_bench_first_byte(char *const argv[], uint64_t *ns);
 /* qsort() order of uint64_t values. */
 int nvx_bench_cmp_u64(const void *a, const void *b);

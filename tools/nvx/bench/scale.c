@@ -97,17 +97,7 @@ static void *nvx_scale_vcpu(void *arg)
 /* MemAvailable of /proc/meminfo in KiB; -1 when unreadable. */
 static long long nvx_scale_avail(void)
 {
-	char line[128];
-	long long v = -1;
-	FILE *f = fopen("/proc/meminfo", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %lld kB", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return nvx_file_num("/proc/meminfo", "MemAvailable: %lld kB");
 }
 
 /* The next request that is not a VM_GONE notice (those are served). */
@@ -184,37 +174,6 @@ fail:
 	return ret;
 }
 
-/* fork() of this process: the child writes a byte and exits. */
-static int nvx_scale_fork(uint64_t *ns)
-{
-	int p[2], st;
-	uint64_t t0;
-	pid_t pid;
-	char c;
-
-	if (pipe2(p, O_CLOEXEC))
-		return -errno;
-	t0 = nvx_now_ns();
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (!pid) {
-		c = 'x';
-		_exit(write(p[1], &c, 1) != 1);
-	}
-	close(p[1]);
-	if (read(p[0], &c, 1) != 1) {
-		close(p[0]);
-		waitpid(pid, &st, 0);
-		return -EPIPE;
-	}
-	*ns = nvx_now_ns() - t0;
-	close(p[0]);
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
-		return -ECHILD;
-	return 0;
-}
-
 static int nvx_scale_starts(struct nvx_scale *s)
 {
 	char *host_argv[2] = { s->host, NULL };
@@ -233,7 +192,8 @@ static int nvx_scale_starts(struct nvx_scale *s)
 				ret = nvx_bench_first_byte(host_argv,
 							   &s->ns[k][i]);
 			else if (k == NVX_SCALE_FORK)
-				ret = nvx_scale_fork(&s->ns[k][i]);
+				ret = nvx_bench_first_byte(NULL,
+							   &s->ns[k][i]);
 			else
 				ret = nvx_scale_vm_once(s, k, &s->ns[k][i]);
 			if (ret && k >= NVX_SCALE_EXEC)
@@ -255,19 +215,12 @@ static int nvx_scale_starts(struct nvx_scale *s)
 /* The copied_pages of a grant fd's fdinfo; 0 when unreadable. */
 static long long nvx_scale_copied(int fd)
 {
-	char path[64], line[128];
-	long long v = 0;
-	FILE *f;
+	char path[64];
+	long long v;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "copied_pages: %lld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	v = nvx_file_num(path, "copied_pages: %lld");
+	return v > 0 ? v : 0;
 }
 
 /*

@@ -7,6 +7,7 @@
 #endif
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -218,4 +219,26 @@ int nvx_nofile_max(void)
 		return 0;
 	r.rlim_cur = r.rlim_max;
 	return setrlimit(RLIMIT_NOFILE, &r) ? -errno : 0;
+}
+
+/**
+ * nvx_file_num() - a number from a text file of "key: value" lines
+ * @path: the file (/proc/meminfo, /proc/self/fdinfo/N).
+ * @fmt: sscanf() format of the line with one %lld ("MemAvailable: %lld kB").
+ *
+ * Return: the number of the first line that matches, or -1.
+ */
+long long nvx_file_num(const char *path, const char *fmt)
+{
+	char line[256];
+	long long v = -1;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, fmt, &v) == 1)
+			break;
+	fclose(f);
+	return v;
 }
