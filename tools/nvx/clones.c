@@ -95,7 +95,7 @@ static long long nvx_clone_copied(int fd)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	return nvx_file_num(path, "copied_pages: %lld");
+	return nvx_file_num(path, "copied_pages:");
 }
 
 static void nvx_clone_stats(struct nvx_clone *c, unsigned int n,

@@ -97,7 +97,7 @@ static void *nvx_scale_vcpu(void *arg)
 /* MemAvailable of /proc/meminfo in KiB; -1 when unreadable. */
 static long long nvx_scale_avail(void)
 {
-	return nvx_file_num("/proc/meminfo", "MemAvailable: %lld kB");
+	return nvx_file_num("/proc/meminfo", "MemAvailable:");
 }
 
 /* The next request that is not a VM_GONE notice (those are served). */
@@ -219,7 +219,7 @@ static long long nvx_scale_copied(int fd)
 	long long v;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	v = nvx_file_num(path, "copied_pages: %lld");
+	v = nvx_file_num(path, "copied_pages:");
 	return v > 0 ? v : 0;
 }
 

@@ -47,8 +47,7 @@ int nvx_two_cpus(int cpu[2]);
 int nvx_pin_self(int cpu);
 int nvx_unpin_self(void);
 int nvx_nofile_max(void);
-long long nvx_file_num(const char *path, const char *fmt)
-	__attribute__((format(scanf, 2, 0)));
+long long nvx_file_num(const char *path, const char *key);
 uint32_t nvx_cpu_node(void);
 int nvx_wait_flag(const int *flag, uint64_t timeout_ns);
 const char *nvx_errno_why_find(const struct nvx_errno_why *table, size_t n,

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -224,21 +226,28 @@ int nvx_nofile_max(void)
 /**
  * nvx_file_num() - a number from a text file of "key: value" lines
  * @path: the file (/proc/meminfo, /proc/self/fdinfo/N).
- * @fmt: sscanf() format of the line with one %lld ("MemAvailable: %lld kB").
+ * @key: what the line starts with, its colon included ("MemAvailable:").
  *
- * Return: the number of the first line that matches, or -1.
+ * Return: the number after @key on the first line that starts with it,
+ * or -1.
  */
-long long nvx_file_num(const char *path, const char *fmt)
+long long nvx_file_num(const char *path, const char *key)
 {
-	char line[256];
+	size_t n = strlen(key);
+	char line[256], *end;
 	long long v = -1;
 	FILE *f = fopen(path, "re");
 
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, fmt, &v) == 1)
-			break;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, n))
+			continue;
+		v = strtoll(line + n, &end, 10);
+		if (end == line + n)
+			v = -1;
+		break;
+	}
 	fclose(f);
 	return v;
 }
