@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -479,6 +481,45 @@ int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 }
 
 /*
+ * The vCPU state a template keeps, in the order it is written back (the
+ * segment and control registers before the general ones, XCR0 before
+ * the XSAVE area it enables).
+ */
+static const struct {
+	unsigned long get, set;
+	const char *get_name, *set_name;
+	size_t off;
+} nvx_uvm_vcpu_state[] = {
+#define NVX_UVM_STATE(name, member)					\
+	{ KVM_GET_##name, KVM_SET_##name, "KVM_GET_" #name,		\
+	  "KVM_SET_" #name, offsetof(struct nvx_uvm_tmpl, member) }
+	NVX_UVM_STATE(SREGS, sregs),
+	NVX_UVM_STATE(REGS, regs),
+	NVX_UVM_STATE(XCRS, xcrs),
+	NVX_UVM_STATE(XSAVE, xsave),
+	NVX_UVM_STATE(LAPIC, lapic),
+	NVX_UVM_STATE(VCPU_EVENTS, events),
+#undef NVX_UVM_STATE
+};
+
+/* Read (@set false) or write back the vCPU state of @t. */
+static int nvx_uvm__state(struct nvx_uvm_vm *vm, struct nvx_uvm_tmpl *t,
+			  bool set, const char **where)
+{
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < NVX_UVM_ARRAY_SIZE(nvx_uvm_vcpu_state) && !ret; i++)
+		ret = NVX_UVM_STEP(set ? nvx_uvm_vcpu_state[i].set_name :
+					 nvx_uvm_vcpu_state[i].get_name,
+				   ioctl(vm->vcpu_fd,
+					 set ? nvx_uvm_vcpu_state[i].set :
+					       nvx_uvm_vcpu_state[i].get,
+					 (char *)t + nvx_uvm_vcpu_state[i].off));
+	return ret;
+}
+
+/*
  * The vCPU's state at the ready point. KVM_RUN with immediate_exit first
  * completes the port write the vCPU exited for (its rip moves past the
  * out), then returns EINTR without entering the guest.
@@ -494,51 +535,14 @@ static int nvx_uvm__save(struct nvx_uvm_vm *vm, struct nvx_uvm_tmpl *t,
 	*where = "KVM_RUN (complete the ready point)";
 	if (ret == 0 || errno != EINTR)
 		return ret ? -errno : -EPROTO;
-	ret = NVX_UVM_STEP("KVM_GET_REGS",
-			   ioctl(vm->vcpu_fd, KVM_GET_REGS, &t->regs));
-	if (!ret)
-		ret = NVX_UVM_STEP("KVM_GET_SREGS",
-				   ioctl(vm->vcpu_fd, KVM_GET_SREGS, &t->sregs));
-	if (!ret)
-		ret = NVX_UVM_STEP("KVM_GET_XCRS",
-				   ioctl(vm->vcpu_fd, KVM_GET_XCRS, &t->xcrs));
-	if (!ret)
-		ret = NVX_UVM_STEP("KVM_GET_XSAVE",
-				   ioctl(vm->vcpu_fd, KVM_GET_XSAVE, &t->xsave));
-	if (!ret)
-		ret = NVX_UVM_STEP("KVM_GET_LAPIC",
-				   ioctl(vm->vcpu_fd, KVM_GET_LAPIC, &t->lapic));
-	if (!ret)
-		ret = NVX_UVM_STEP("KVM_GET_VCPU_EVENTS",
-				   ioctl(vm->vcpu_fd, KVM_GET_VCPU_EVENTS,
-					 &t->events));
-	return ret;
+	return nvx_uvm__state(vm, t, false, where);
 }
 
 static int nvx_uvm__restore(struct nvx_uvm_vm *vm,
 			    const struct nvx_uvm_tmpl *t, const char **where)
 {
-	int ret;
-
-	ret = NVX_UVM_STEP("KVM_SET_SREGS",
-			   ioctl(vm->vcpu_fd, KVM_SET_SREGS, &t->sregs));
-	if (!ret)
-		ret = NVX_UVM_STEP("KVM_SET_REGS",
-				   ioctl(vm->vcpu_fd, KVM_SET_REGS, &t->regs));
-	if (!ret)
-		ret = NVX_UVM_STEP("KVM_SET_XCRS",
-				   ioctl(vm->vcpu_fd, KVM_SET_XCRS, &t->xcrs));
-	if (!ret)
-		ret = NVX_UVM_STEP("KVM_SET_XSAVE",
-				   ioctl(vm->vcpu_fd, KVM_SET_XSAVE, &t->xsave));
-	if (!ret)
-		ret = NVX_UVM_STEP("KVM_SET_LAPIC",
-				   ioctl(vm->vcpu_fd, KVM_SET_LAPIC, &t->lapic));
-	if (!ret)
-		ret = NVX_UVM_STEP("KVM_SET_VCPU_EVENTS",
-				   ioctl(vm->vcpu_fd, KVM_SET_VCPU_EVENTS,
-					 &t->events));
-	return ret;
+	/* the KVM_SET_* ioctls only read it */
+	return nvx_uvm__state(vm, (struct nvx_uvm_tmpl *)t, true, where);
 }
 
 /**
