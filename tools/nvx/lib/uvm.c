@@ -320,20 +320,6 @@ static void nvx_uvm__init(struct nvx_uvm_vm *vm, int slow)
 	vm->slow = slow;
 }
 
-/* Map vm->grant_fd (vm->mem_size bytes) as guest RAM. */
-static int nvx_uvm__map(struct nvx_uvm_vm *vm, const char **where)
-{
-	*where = "map guest RAM";
-	vm->mem = mmap(NULL, vm->mem_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       vm->grant_fd, 0);
-	if (vm->mem == MAP_FAILED) {
-		vm->mem = NULL;
-		return -errno;
-	}
-	vm->ctrl = (struct nvx_uvm_ctrl *)((char *)vm->mem + NVX_UVM_CTRL_GPA);
-	return 0;
-}
-
 /* The mapped RAM as the VM's memory slot 0. */
 static int nvx_uvm__memslot(struct nvx_uvm_vm *vm, const char **where)
 {
@@ -346,6 +332,20 @@ static int nvx_uvm__memslot(struct nvx_uvm_vm *vm, const char **where)
 	return NVX_UVM_STEP("KVM_SET_USER_MEMORY_REGION",
 			    ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION,
 				  &region));
+}
+
+/* Map vm->grant_fd (vm->mem_size bytes) as the VM's RAM at GPA 0. */
+static int nvx_uvm__map(struct nvx_uvm_vm *vm, const char **where)
+{
+	*where = "map guest RAM";
+	vm->mem = mmap(NULL, vm->mem_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       vm->grant_fd, 0);
+	if (vm->mem == MAP_FAILED) {
+		vm->mem = NULL;
+		return -errno;
+	}
+	vm->ctrl = (struct nvx_uvm_ctrl *)((char *)vm->mem + NVX_UVM_CTRL_GPA);
+	return nvx_uvm__memslot(vm, where);
 }
 
 /* The KVM VM without its RAM: irqchip, vCPU, irqfd. */
@@ -458,8 +458,6 @@ int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 	vm->grant_fd = g.fd;
 	vm->mem_size = g.granted;
 	ret = nvx_uvm__map(vm, where);
-	if (!ret)
-		ret = nvx_uvm__memslot(vm, where);
 	if (ret)
 		return ret;
 	*where = "64-bit mode";
@@ -697,8 +695,6 @@ int nvx_uvm_clone(struct nvx_uvm_vm *vm, int nvx_fd,
 	vm->grant_fd = c.fd;
 	vm->mem_size = c.bytes;
 	ret = nvx_uvm__map(vm, where);
-	if (!ret)
-		ret = nvx_uvm__memslot(vm, where);
 	if (!ret)
 		ret = nvx_uvm__restore(vm, t, where);
 	if (ret)
