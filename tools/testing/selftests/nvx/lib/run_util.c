@@ -2,6 +2,7 @@
 /*
  * Run a command from a test and capture its output (run_util.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -128,6 +129,108 @@ void pump_end(struct run *r)
 	}
 }
 
+/* Append printf() output to @r's stderr, as far as it has room. */
+static void run_note(struct run *r, const char *fmt, ...)
+{
+	size_t room = RUN_OUT - 1 - r->len[1];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(r->err + r->len[1], room + 1, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		r->len[1] += (size_t)n < room ? (size_t)n : room;
+}
+
+/* The first @max lines of file @path, appended to @r's stderr. */
+static void run_note_file(struct run *r, const char *path, int max)
+{
+	char buf[2048], *p = buf;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	while (max-- && (p = strchr(p, '\n')))
+		p++;
+	if (p)
+		*p = 0;
+	run_note(r, "%s%s", buf, buf[n - 1] == '\n' || p ? "" : "\n");
+}
+
+/*
+ * A command about to be killed for running too long: where each thread
+ * of its process group waits (comm, wchan, the top of its kernel stack,
+ * readable as root), so that a hang in a CI log says where it is.
+ */
+static void run_note_stuck(struct run *r, pid_t pgid)
+{
+	char path[96], buf[512];
+	struct dirent *p, *t;
+	DIR *d, *td;
+	int fd, n;
+
+	d = opendir("/proc");
+	if (!d)
+		return;
+	run_note(r, "\n[run_util: still running after %d s; its threads:]\n",
+		 RUN_MS / 1000);
+	while ((p = readdir(d))) {
+		char *c;
+
+		if (p->d_name[0] < '1' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", p->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		/* pid (comm) state ppid pgrp: comm may hold anything */
+		c = strrchr(buf, ')');
+		if (!c || sscanf(c + 1, " %*c %*d %d", &n) != 1 || n != pgid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/task", p->d_name);
+		td = opendir(path);
+		if (!td)
+			continue;
+		while ((t = readdir(td))) {
+			if (t->d_name[0] == '.')
+				continue;
+			run_note(r, "%s/%s ", p->d_name, t->d_name);
+			snprintf(path, sizeof(path), "/proc/%s/task/%s/comm",
+				 p->d_name, t->d_name);
+			run_note_file(r, path, 1);
+			snprintf(path, sizeof(path), "/proc/%s/task/%s/stack",
+				 p->d_name, t->d_name);
+			run_note_file(r, path, 8);
+		}
+		closedir(td);
+	}
+	closedir(d);
+}
+
+/*
+ * A command killed by a signal says nothing itself: note on its stderr
+ * how it ended, for the test's messages.
+ */
+static void run_note_end(struct run *r)
+{
+	if (r->timed_out)
+		run_note(r, "[run_util: killed after %d s]", RUN_MS / 1000);
+	else if (WIFSIGNALED(r->status))
+		run_note(r, "\n[run_util: ended by signal %d (%s)]",
+			 WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
+}
+
 int run_argv(struct run *r, char *const argv[])
 {
 	pid_t pid = spawn(r, argv);
@@ -136,10 +239,12 @@ int run_argv(struct run *r, char *const argv[])
 		return r->status;
 	if (!pump(r, now_ms() + RUN_MS, NULL)) {
 		r->timed_out = true;
+		run_note_stuck(r, pid);
 		kill(-pid, SIGKILL);
 	}
 	pump_end(r);
 	waitpid(pid, &r->status, 0);
+	run_note_end(r);
 	return r->status;
 }
 
