@@ -437,11 +437,21 @@ static vm_fault_t nvx_clone_page_mkwrite(struct vm_fault *vmf)
 {
 	struct nvx_grant *g = vmf->vma->vm_file->private_data;
 	struct folio *folio = page_folio(vmf->page);
-	struct page *page;
+	struct page *page = xa_load(&g->copies, vmf->pgoff);
 
-	if (xa_load(&g->copies, vmf->pgoff) == vmf->page) {
+	if (page == vmf->page) {
 		folio_lock(folio);
 		return VM_FAULT_LOCKED;
+	}
+	if (page) {
+		/*
+		 * The template's page, mapped over a copy made since: the
+		 * copy's zap is on its way, or done and this fault raced
+		 * it. Zap it here too, so that the access faults again
+		 * onto the copy whatever happened (never a retry loop).
+		 */
+		unmap_mapping_pages(g->mapping, vmf->pgoff, 1, false);
+		return VM_FAULT_NOPAGE;
 	}
 	page = nvx_clone_copy(g, vmf->pgoff);
 	if (IS_ERR(page))

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "nvxtool.h"
 #include "nvx_uvm.h"
@@ -126,7 +127,10 @@ static void nvx_clone_stats(struct nvx_clone *c, unsigned int n,
 /**
  * nvx_uvm_run_clones() - a template of @o, then @n clones of it
  * @ctx: the command; ctx->fd is the nvx device.
- * @o: the template's VM (image, arguments, endpoint @o->ep_fd).
+ * @o: the template's VM (image, arguments, endpoint @o->ep_fd, which this
+ *	closes once the last clone attached, or on an error: from then on
+ *	only the system process holds the endpoint, and its death stops
+ *	the clones).
  * @n: clones, at least 1.
  * @spec: the clones' arguments (split at spaces, "%i" = the clone's
  *	index), or NULL for the template's.
@@ -214,6 +218,7 @@ int nvx_uvm_run_clones(struct nvx_ctx *ctx, const struct nvx_uvm_opts *o,
 	}
 	t1 = nvx_clone_now() - t1;
 	*nr_started = started;
+	close(o->ep_fd);
 	if (started < n)
 		status = NVX_UVM_EXIT_STOPPED;
 	/* the clones started run to their end; they share nothing with us */
@@ -232,6 +237,7 @@ int nvx_uvm_run_clones(struct nvx_ctx *ctx, const struct nvx_uvm_opts *o,
 	free(t);
 	return status;
 out:
+	close(o->ep_fd);
 	free(c);
 	free(t);
 	return NVX_UVM_EXIT_STOPPED;

@@ -489,10 +489,10 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 	if (a.clones) {
 		unsigned int started;
 
+		/* it closes ep.fd once the clones are attached */
 		ret = nvx_uvm_run_clones(ctx, &o, a.clones, a.clone_args,
 					 a.stats, &started);
-		close(ep.fd);
-		/* it waits for every clone's VM_GONE notice */
+		/* the system process waits for every clone's VM_GONE notice */
 		if (started < a.clones) {
 			kill(sys, SIGTERM);
 			waitpid(sys, NULL, 0);
@@ -559,7 +559,7 @@ static const char nvx_uvm_serve_usage[] =
 	"once, then replaced), or one made for it. The guest says READY, then\n"
 	"its fd 0 and 1 are the connection; when it exits, crashes or is\n"
 	"stopped, the connection is closed (the client reads EOF). At most\n"
-	"--max connections (default 64; --max plus --warm at most 256) are\n"
+	"--max connections (default 64; --max plus --warm at most 4096) are\n"
 	"served at once, more wait in the listen backlog. A client silent or\n"
 	"not reading for --timeout seconds (default 30, 0: no limit) fails the\n"
 	"guest's READ or WRITE with -EAGAIN; a VM serving one connection for\n"
@@ -606,7 +606,7 @@ const struct nvx_cmd nvx_uvm_cmds[] = {
 			 "(NVX_UVM_CHAN_IOC_KICK): the baseline the fast path is measured against.\n"
 			 "--stats prints the VM's counters and KVM's exit counts on stderr.\n"
 			 "\n"
-			 "With --clones N (1-255) the guest must reach its ready point (the\n"
+			 "With --clones N (1-4095) the guest must reach its ready point (the\n"
 			 "runtime's ready_point()): there it is frozen into a template (its RAM\n"
 			 "sealed, its vCPU state kept), and N clones of it run at once, each\n"
 			 "resuming from the ready point with its own VM id, seed and rings and\n"

@@ -362,7 +362,7 @@ enum nvx_uvm_reason {
 
 #define NVX_UVM_MAX_ENTRIES	256
 #define NVX_UVM_DEF_ENTRIES	64
-#define NVX_UVM_MAX_VMS		256	/* per endpoint */
+#define NVX_UVM_MAX_VMS		4096	/* per endpoint: a tenant's */
 /* VM_GONE notices an endpoint keeps unreceived before ATTACH says EBUSY */
 #define NVX_UVM_MAX_GONE	(4 * NVX_UVM_MAX_VMS)
 

@@ -43,6 +43,8 @@ static const char *const nvx_scale_names[NVX_SCALE_NR] = {
 };
 
 #define NVX_SCALE_POOL	(16ULL << 20)
+/* the /proc/meminfo lines of nvx_scale_parts[] */
+#define NVX_SCALE_PARTS	7
 #define NVX_KIB		1024ULL
 
 struct nvx_scale_vm {
@@ -64,6 +66,7 @@ struct nvx_scale {
 	double p50[NVX_SCALE_NR], p95[NVX_SCALE_NR], p99[NVX_SCALE_NR];
 	/* density */
 	long long avail_kib;	/* MemAvailable used by the idle clones */
+	long long parts[NVX_SCALE_PARTS];	/* their growth, KiB */
 	long long copied;	/* pages they copied */
 	double per_vm_kib, per_gib;
 };
@@ -92,6 +95,27 @@ static void *nvx_scale_vcpu(void *arg)
 
 	v->ret = nvx_uvm_run(&v->vm);
 	return NULL;
+}
+
+/*
+ * Where an idle clone's memory goes, from /proc/meminfo (KiB): the
+ * kernel's unreclaimable slab (nvx channels and slots, KVM's vCPUs, files,
+ * debugfs), vmalloc (KVM's struct kvm), the vCPU threads' kernel stacks,
+ * the VMM's page tables, KVM's nested page tables (SecPageTables),
+ * anonymous pages (the VMM's heap and thread stacks) and per-CPU memory.
+ * The clones' copied pages are counted by nvx (copied_pages).
+ */
+static const char *const nvx_scale_parts[NVX_SCALE_PARTS] = {
+	"SUnreclaim:", "VmallocUsed:", "KernelStack:", "PageTables:",
+	"SecPageTables:", "AnonPages:", "Percpu:",
+};
+
+static void nvx_scale_parts_read(long long *v)
+{
+	unsigned int i;
+
+	for (i = 0; i < NVX_ARRAY_SIZE(nvx_scale_parts); i++)
+		v[i] = nvx_file_num("/proc/meminfo", nvx_scale_parts[i]);
 }
 
 /* MemAvailable of /proc/meminfo in KiB; -1 when unreadable. */
@@ -235,7 +259,7 @@ static int nvx_scale_density(struct nvx_scale *s)
 	struct nvx_scale_vm *v;
 	struct nvx_uvm_recv r;
 	const char *where;
-	long long a0, a1;
+	long long a0, a1, p0[NVX_ARRAY_SIZE(nvx_scale_parts)];
 	int ret = 0;
 
 	v = calloc(s->density, sizeof(*v));
@@ -246,6 +270,7 @@ static int nvx_scale_density(struct nvx_scale *s)
 	o.argc = 2;
 	o.argv = argv;
 	a0 = nvx_scale_avail();
+	nvx_scale_parts_read(p0);
 	for (i = 0; i < s->density; i++) {
 		ret = nvx_uvm_clone(&v[i].vm, s->ctx->fd, &s->t, &o, &where);
 		if (!ret) {
@@ -272,6 +297,9 @@ static int nvx_scale_density(struct nvx_scale *s)
 		waiting++;
 	}
 	a1 = nvx_scale_avail();
+	nvx_scale_parts_read(s->parts);
+	for (i = 0; i < NVX_ARRAY_SIZE(nvx_scale_parts); i++)
+		s->parts[i] -= p0[i];
 	for (i = 0; i < started; i++)
 		s->copied += nvx_scale_copied(v[i].vm.grant_fd);
 	/* answer them all: each exits; after an error, stop them */
@@ -302,9 +330,18 @@ static int nvx_scale_density(struct nvx_scale *s)
 	return 0;
 }
 
+/* A part's name without its colon, in @buf (16 bytes). */
+static const char *nvx_scale_part_name(int k, char *buf)
+{
+	snprintf(buf, 16, "%.*s", (int)strlen(nvx_scale_parts[k]) - 1,
+		 nvx_scale_parts[k]);
+	return buf;
+}
+
 static void nvx_scale_print(struct nvx_scale *s)
 {
 	struct nvx_json *j = &s->ctx->js;
+	char name[16];
 	double headline = nvx_bench_div(s->p50[NVX_SCALE_CLONE],
 					s->p50[NVX_SCALE_EXEC]);
 	int k;
@@ -332,6 +369,11 @@ static void nvx_scale_print(struct nvx_scale *s)
 		nvx_json_double(j, "kib_per_vm", s->per_vm_kib);
 		nvx_json_double(j, "copied_pages_per_vm",
 				nvx_bench_div(s->copied, s->density));
+		nvx_json_object_begin(j, "kib_per_vm_in");
+		for (k = 0; k < (int)NVX_ARRAY_SIZE(nvx_scale_parts); k++)
+			nvx_json_double(j, nvx_scale_part_name(k, name),
+					nvx_bench_div(s->parts[k], s->density));
+		nvx_json_end(j);
 		nvx_json_end(j);
 		nvx_json_double(j, "per_gib", s->per_gib);
 		nvx_json_double(j, "headline", headline);
@@ -353,6 +395,11 @@ static void nvx_scale_print(struct nvx_scale *s)
 	       s->density, s->avail_kib);
 	printf(" %.1f KiB each, %.0f per GiB; %.1f pages copied each\n",
 	       s->per_vm_kib, s->per_gib, nvx_bench_div(s->copied, s->density));
+	printf("  of which, KiB per VM:");
+	for (k = 0; k < (int)NVX_ARRAY_SIZE(nvx_scale_parts); k++)
+		printf(" %s %.1f", nvx_scale_part_name(k, name),
+		       nvx_bench_div(s->parts[k], s->density));
+	printf("\n");
 	printf("headline (clone p50 / fork+exec p50): %.3f\n", headline);
 }
 
@@ -482,7 +529,7 @@ const char nvx_bench_scale_usage[] =
 	"time runs from the start to its first request at the system side\n"
 	"(its WRITE). --runs rounds (default 100); p50, p95, p99 of each.\n"
 	"\n"
-	"Density: --density N idle clones at once (default 100, at most 254:\n"
+	"Density: --density N idle clones at once (default 100, at most 4094:\n"
 	"one endpoint), each blocked on a request: MemAvailable before and\n"
 	"after, per VM and per GiB, and the pages each copied.\n"
 	"Grows the pool by 16 MiB (CAP_SYS_ADMIN) and gives that back.\n"

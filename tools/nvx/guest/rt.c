@@ -18,8 +18,9 @@
 #define LAPIC_TMR_INIT	0xfee00380UL
 #define LAPIC_TMR_DIV	0xfee003e0UL
 #define TICK_VECTOR	0xf0
-#define TICK_COUNT	10000000	/* 10 ms at KVM's 1 GHz APIC bus */
+#define TICK_COUNT_MS	1000000		/* 1 ms at KVM's 1 GHz APIC bus */
 #define TICK_MS		10
+#define TICK_MAX_MS	1000
 #define SPIN_POLLS	200		/* polls of the CQ before sleeping */
 #define POLLED_SPIN_US	2000		/* and while the SQ is polled */
 #define BAD_CTRL	0x200		/* exit status: no valid ctrl page */
@@ -52,6 +53,7 @@ static __u32 stash_head, stash_tail;
 
 static unsigned long long tsc0, tsc_khz;
 static unsigned long long tick_end;	/* TSC when the armed tick fires */
+static unsigned int tick_ms = TICK_MS;	/* the next tick's period */
 static unsigned long heap, heap_end;
 
 static char argbuf[NVX_UVM_ARGS_SIZE + 1];
@@ -147,25 +149,40 @@ static void lapic_write(unsigned long reg, __u32 v)
 }
 
 /*
- * The safety tick: a one-shot 10 ms local APIC timer, armed only before
- * a hlt and only when none is pending, to wake a halted guest whose
- * completion interrupt never arrives. Under nested KVM in QEMU TCG a
- * guest was seen not to continue after KVM had injected its completion
- * interrupt (cause unknown); with the tick such a stall costs at most
- * 10 ms. Arming is a trapped APIC write, so a guest that halts often
- * arms at most once per 10 ms, and one that only polls never does (a
- * periodic tick cost an exit and an EOI 100 times a second, polling or
- * not). The tick's vector goes to irq_stub like any. Interrupts are off.
+ * The safety tick: a one-shot local APIC timer, armed only before a hlt
+ * and only when none is pending soon enough, to wake a halted guest
+ * whose completion interrupt never arrives. Under nested KVM in QEMU TCG
+ * a guest was seen not to continue after KVM had injected its
+ * completion interrupt (cause unknown); with the tick such a stall costs
+ * at most the tick's period. Arming is a trapped APIC write, so a guest
+ * that halts often arms at most once per period, and one that only
+ * polls never does (a periodic tick cost an exit and an EOI 100 times a
+ * second, polling or not). The period is 10 ms while completions come,
+ * and doubles, up to 1 s, each time the guest woke to find nothing
+ * (tick_idle()): a VM idle for long, waiting for a request or a reply
+ * that takes its time, wakes about once a second, not 100 times (a
+ * thousand idle VMs on a host). The tick's vector goes to irq_stub like
+ * any. Interrupts are off.
  */
 static void tick_arm(void)
 {
 	unsigned long long now = rdtsc();
 
-	/* a 1 ms margin: the APIC timer and the TSC need not agree exactly */
-	if (now + tsc_khz < tick_end)
+	/*
+	 * One due in 1 ms to one period from now is kept; a later one (a
+	 * longer period, before a completion reset it) is re-armed. The
+	 * 1 ms margin: the APIC timer and the TSC need not agree exactly.
+	 */
+	if (now + tsc_khz < tick_end && tick_end <= now + tsc_khz * tick_ms)
 		return;
-	lapic_write(LAPIC_TMR_INIT, TICK_COUNT);
-	tick_end = now + tsc_khz * TICK_MS;
+	lapic_write(LAPIC_TMR_INIT, TICK_COUNT_MS * tick_ms);
+	tick_end = now + tsc_khz * tick_ms;
+}
+
+/* A wake-up found nothing to do: the next tick comes later. */
+static void tick_idle(void)
+{
+	tick_ms = tick_ms * 2 > TICK_MAX_MS ? TICK_MAX_MS : tick_ms * 2;
 }
 
 void halt(void)
@@ -184,8 +201,10 @@ void halt(void)
 static void cq_wait(void)
 {
 	for (;;) {
-		if (cq_spin())
+		if (cq_spin()) {
+			tick_ms = TICK_MS;
 			return;
+		}
 		if (!use_irq)
 			continue;
 		asm volatile("cli" ::: "memory");
@@ -195,6 +214,8 @@ static void cq_wait(void)
 		    !cq_ready()) {
 			tick_arm();
 			asm volatile("sti; hlt" ::: "memory");
+			if (!cq_ready())
+				tick_idle();
 		} else {
 			asm volatile("sti" ::: "memory");
 		}
@@ -966,6 +987,7 @@ static void rt_sync(struct nvx_uvm_ctrl *c)
 
 	tsc0 = rdtsc();
 	tick_end = 0;
+	tick_ms = TICK_MS;
 	tsc_khz = c->tsc_khz ? c->tsc_khz : 1000000;
 	sq = (struct nvx_uvm_msg *)(unsigned long)c->sq_gpa;
 	cq = (struct nvx_uvm_msg *)(unsigned long)c->cq_gpa;

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Many user VMs at once in one tenant (Documentation/nvx/uvm.rst,
+ * "Thousands of VMs"): NR_VMS clones of one template attached to one
+ * endpoint, each in a vCPU thread of this process, each idle (halted)
+ * with one request taken by its system side.
+ *
+ * What is checked: every clone's request arrives, once, from a VM of
+ * ours; the endpoint counts NR_VMS VMs and KVM NR_VMS more VMs;
+ * answered, every clone exits 0; afterwards the endpoint, KVM and the
+ * pool are back at their starting counts (the pool: the fixture's
+ * teardown). A system process killed with NR_VMS VMs attached stops
+ * every one of them (NVX_UVM_ERR_ENDPOINT), and all go.
+ *
+ * NR_VMS is what the debug kernel under nested TCG does in a few
+ * minutes (making the Nth VM of a process costs O(N): see the doc); the
+ * 1,000 of the issue were run on the perf kernel by nvx-bench scale.
+ */
+#include "uvm_fixture.h"
+#include "nvx_util.h"
+
+#include <dirent.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#define NR_VMS		300U
+/* NR_VMS KVM VMs made one after another on the debug kernel under TCG */
+#define SCALE_TEST(name)	TEST_F_TIMEOUT(uvm, name, 800)
+#define SCALE_MS		600000	/* the longest wait on all of them */
+
+struct clone {
+	struct nvx_uvm_vm vm;
+	pthread_t th;
+	int ret;		/* nvx_uvm_run()'s */
+	int done;		/* the thread ended (atomic) */
+	bool seen;		/* its request came */
+	struct nvx_uvm_recv r;	/* its request, answered later */
+};
+
+struct scale {
+	struct nvx_uvm_tmpl t;
+	struct nvx_uvm_opts o;
+	struct nvx_uvm_serve sv;
+	char image[PATH_MAX + 16];
+	char *argv[3];
+	int ep;
+	unsigned int started;
+	struct clone *c;
+};
+
+/* The VMs KVM has (its debugfs directories "PID-FD"); -1: unknown. */
+static int kvm_vms(void)
+{
+	DIR *d = opendir("/sys/kernel/debug/kvm");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] >= '0' && de->d_name[0] <= '9' &&
+		     strchr(de->d_name, '-');
+	closedir(d);
+	return n;
+}
+
+static int kvm_vms_are(int fd, const void *arg)
+{
+	(void)fd;
+	return kvm_vms() == *(const int *)arg;
+}
+
+/* The next message on @s->ep before @deadline (now_ms()). */
+static int recv_by(struct scale *s, struct nvx_uvm_recv *r,
+		   uint64_t deadline)
+{
+	struct pollfd p = { .fd = s->ep, .events = POLLIN };
+	uint64_t now;
+	int ret;
+
+	for (;;) {
+		ret = nvx_uvm_recv(s->ep, &s->sv, r, NVX_UVM_RECV_NONBLOCK);
+		if (ret != -EAGAIN && ret != -EINTR)
+			return ret;
+		now = now_ms();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, deadline - now) < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static struct clone *find_clone(struct scale *s, uint32_t vm_id)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->started; i++)
+		if (s->c[i].vm.vm_id == vm_id)
+			return &s->c[i];
+	return NULL;
+}
+
+static void *clone_vcpu(void *arg)
+{
+	struct clone *c = arg;
+
+	c->ret = nvx_uvm_run(&c->vm);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Room for six fds per VM; an endpoint for @nr clones and the template;
+ * the template of `test template wait` (one IPC request after the ready
+ * point, then exit 0), its VM's VM_GONE notice taken.
+ */
+static int scale_setup(struct env *e, struct scale *s, unsigned int nr,
+		       char *why, size_t n)
+{
+	struct nvx_uvm_endpoint ep = { .flags = NVX_UVM_EP_CLOEXEC,
+				       .max_vms = nr + 1 };
+	struct rlimit rl = { 8 * nr + 256, 8 * nr + 256 };
+	struct nvx_uvm_recv r;
+	const char *where;
+	int ret;
+
+	s->ep = -1;
+	s->c = calloc(nr, sizeof(*s->c));
+	s->sv.buf = malloc(NVX_UVM_MAX_BULK);
+	s->sv.in_fd = -1;
+	s->sv.out_fd = -1;
+	s->sv.err_fd = -1;
+	if (!s->c || !s->sv.buf)
+		return snprintf(why, n, "no memory"), -ENOMEM;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return snprintf(why, n, "RLIMIT_NOFILE: %m"), -errno;
+	ret = nvx_ioctl(e->fd, NVX_IOC_UVM_ENDPOINT, &ep);
+	if (ret)
+		return snprintf(why, n, "ENDPOINT: %s", strerror(-ret)), ret;
+	s->ep = ep.fd;
+	snprintf(s->image, sizeof(s->image), "%s/test.img", e->dir);
+	s->argv[0] = "test";
+	s->argv[1] = "template";
+	s->argv[2] = "wait";
+	s->o.mem = VM_MEM;
+	s->o.image = s->image;
+	s->o.argc = 3;
+	s->o.argv = s->argv;
+	s->o.ep_fd = s->ep;
+	ret = nvx_uvm_tmpl_make(&s->t, e->fd, &s->o, &where);
+	if (ret)
+		return snprintf(why, n, "template: %s: %s", where,
+				strerror(-ret)), ret;
+	s->o.argc = 0;	/* clones: the template's arguments */
+	s->o.argv = NULL;
+	ret = recv_by(s, &r, now_ms() + DEADLINE_MS);
+	if (!ret && r.msg.type != NVX_UVM_MSG_VM_GONE)
+		ret = -EPROTO;
+	if (ret)
+		return snprintf(why, n, "the template VM's VM_GONE: %s",
+				strerror(-ret)), ret;
+	return 0;
+}
+
+/* Start @nr clones, each in its vCPU thread: how many started. */
+static unsigned int start_clones(struct env *e, struct scale *s,
+				 unsigned int nr, char *why, size_t n)
+{
+	const char *where;
+	int ret;
+
+	while (s->started < nr) {
+		struct clone *c = &s->c[s->started];
+
+		ret = nvx_uvm_clone(&c->vm, e->fd, &s->t, &s->o, &where);
+		if (!ret) {
+			where = "pthread_create";
+			ret = -pthread_create(&c->th, NULL, clone_vcpu, c);
+		}
+		if (ret) {
+			snprintf(why, n, "clone %u: %s: %s", s->started, where,
+				 strerror(-ret));
+			nvx_uvm_destroy(&c->vm);
+			break;
+		}
+		s->started++;
+	}
+	return s->started;
+}
+
+/* Stop the clones still running, join and destroy all; free the rest. */
+static void scale_free(struct scale *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->started; i++) {
+		struct clone *c = &s->c[i];
+
+		while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&c->vm.stop, 1, __ATOMIC_RELAXED);
+			pthread_kill(c->th, KICK_SIG);
+			usleep(1000);
+		}
+		pthread_join(c->th, NULL);
+		nvx_uvm_destroy(&c->vm);
+	}
+	s->started = 0;
+	nvx_uvm_tmpl_free(&s->t);
+	if (s->ep >= 0)
+		close(s->ep);
+	s->ep = -1;
+	free(s->c);
+	free(s->sv.buf);
+}
+
+/* How many clones' threads have ended. */
+static unsigned int clones_done(struct scale *s)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < s->started; i++)
+		n += __atomic_load_n(&s->c[i].done, __ATOMIC_ACQUIRE);
+	return n;
+}
+
+/*
+ * NR_VMS idle clones at once in one tenant: each one's request comes,
+ * the endpoint and KVM count them; answered, each exits 0; the counts
+ * go back to where they were.
+ */
+SCALE_TEST(idle_clones_at_once)
+{
+	struct nvx_uvm_ep_stats st, st0;
+	uint64_t deadline, t0;
+	struct nvx_uvm_recv r;
+	unsigned int i, got = 0, exits = 0, bad = 0;
+	long long avail0, avail1;
+	struct scale s = { 0 };
+	char why[256] = "";
+	int kvm0 = kvm_vms(), ret;
+
+	ret = scale_setup(&self->e, &s, NR_VMS, why, sizeof(why));
+	if (ret)
+		scale_free(&s);
+	ASSERT_EQ(0, ret) TH_LOG("%s", why);
+	ASSERT_EQ(0, ep_stats(s.ep, &st0)) scale_free(&s);
+	avail0 = nvx_file_num("/proc/meminfo", "MemAvailable:");
+	t0 = now_ms();
+	start_clones(&self->e, &s, NR_VMS, why, sizeof(why));
+	EXPECT_EQ(NR_VMS, s.started) TH_LOG("%s", why);
+
+	/* every clone's request, once each */
+	deadline = now_ms() + SCALE_MS;
+	while (got < s.started) {
+		struct clone *c;
+
+		ret = recv_by(&s, &r, deadline);
+		if (ret)
+			break;
+		c = find_clone(&s, r.msg.src_vm);
+		if (!c || c->seen || r.msg.type != NVX_UVM_MSG_IPC) {
+			bad++;
+			continue;
+		}
+		c->seen = true;
+		c->r = r;
+		got++;
+	}
+	TH_LOG("%u clones started and waiting in %.1f s",
+	       got, (now_ms() - t0) / 1000.0);
+	EXPECT_EQ(0, ret) TH_LOG("%u requests came: %s", got, strerror(-ret));
+	EXPECT_EQ(0U, bad);
+	ASSERT_EQ(s.started, got) scale_free(&s);
+	avail1 = nvx_file_num("/proc/meminfo", "MemAvailable:");
+	TH_LOG("MemAvailable fell by %lld KiB: %.0f KiB per VM (debug kernel)",
+	       avail0 - avail1, (double)(avail0 - avail1) / got);
+
+	ASSERT_EQ(0, ep_stats(s.ep, &st)) scale_free(&s);
+	EXPECT_EQ((uint32_t)NR_VMS, st.nr_vms);
+	EXPECT_EQ((uint32_t)NR_VMS, st.taken);
+	EXPECT_EQ(0U, st.queued);
+	EXPECT_EQ((uint64_t)NR_VMS + 1, st.attached);
+	if (kvm0 >= 0)
+		EXPECT_EQ(kvm0 + (int)NR_VMS, kvm_vms());
+
+	/* answered, each exits: its EXIT message, then the exit port */
+	for (i = 0; i < s.started; i++)
+		EXPECT_EQ(0, nvx_uvm_serve_msg(s.ep, &s.sv, &s.c[i].r));
+	while (exits < s.started) {
+		ret = recv_by(&s, &r, deadline);
+		if (ret)
+			break;
+		if (r.msg.type == NVX_UVM_MSG_EXIT)
+			exits++;
+		ret = nvx_uvm_serve_msg(s.ep, &s.sv, &r);
+		if (ret)
+			break;
+	}
+	EXPECT_EQ(0, ret) TH_LOG("%u EXIT messages: %s", exits, strerror(-ret));
+	while (clones_done(&s) < s.started && now_ms() < deadline)
+		usleep(10000);
+	for (i = 0, bad = 0; i < s.started; i++) {
+		struct clone *c = &s.c[i];
+
+		if (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE) || c->ret ||
+		    c->vm.exit_status) {
+			if (!bad++)
+				TH_LOG("clone %u: ended %d, run %d, exit %u, reason %s",
+				       i, c->done, c->ret, c->vm.exit_status,
+				       nvx_uvm_reason_name(c->vm.reason));
+		}
+	}
+	EXPECT_EQ(0U, bad) TH_LOG("%u clones did not exit 0", bad);
+
+	/* taken down: a VM_GONE notice each; counts back */
+	for (i = 0; i < s.started; i++) {
+		pthread_join(s.c[i].th, NULL);
+		nvx_uvm_destroy(&s.c[i].vm);
+	}
+	s.started = 0;
+	for (got = 0; got < NR_VMS; got++) {
+		ret = recv_by(&s, &r, now_ms() + DEADLINE_MS);
+		if (ret || r.msg.type != NVX_UVM_MSG_VM_GONE)
+			break;
+	}
+	EXPECT_EQ(NR_VMS, got) TH_LOG("VM_GONE notices: %u, then %d type %u",
+				      got, ret, r.msg.type);
+	ASSERT_EQ(0, ep_stats(s.ep, &st)) scale_free(&s);
+	EXPECT_EQ(0U, st.nr_vms);
+	EXPECT_EQ(0U, st.taken);
+	EXPECT_EQ(0U, st.queued);
+	EXPECT_EQ(0U, st.gone);
+	EXPECT_EQ((uint64_t)NR_VMS + 1, st.attached);
+	/* each: its request and its EXIT */
+	EXPECT_EQ(st0.msgs_in + 2 * NR_VMS, st.msgs_in);
+	scale_free(&s);
+	if (kvm0 >= 0)
+		EXPECT_EQ(0, wait_until(kvm_vms_are, -1, &kvm0, SHORT_MS, 10000))
+			TH_LOG("KVM has %d VMs, %d at the start", kvm_vms(),
+			       kvm0);
+}
+
+/*
+ * The system process is killed with NR_VMS VMs attached (each one's
+ * request taken, unanswered): every VM stops with NVX_UVM_ERR_ENDPOINT,
+ * every vCPU thread returns, and KVM is back where it was.
+ */
+SCALE_TEST(system_process_killed_with_clones_attached)
+{
+	struct pollfd pfd;
+	unsigned int i, bad = 0;
+	struct scale s = { 0 };
+	char why[256] = "", c = 0;
+	int kvm0 = kvm_vms(), p[2], ret;
+	uint64_t deadline;
+	pid_t pid;
+
+	ret = scale_setup(&self->e, &s, NR_VMS, why, sizeof(why));
+	if (ret)
+		scale_free(&s);
+	ASSERT_EQ(0, ret) TH_LOG("%s", why);
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC)) scale_free(&s);
+	pid = fork();
+	ASSERT_LE(0, pid) scale_free(&s);
+	if (!pid) {
+		/* the system process: take every request, answer none */
+		struct nvx_uvm_recv r;
+		unsigned int n = 0;
+
+		close(p[0]);
+		alarm(SCALE_MS / 1000);
+		while (n < NR_VMS) {
+			if (nvx_uvm_recv(s.ep, &s.sv, &r, 0))
+				continue;
+			n += r.msg.type == NVX_UVM_MSG_IPC;
+		}
+		if (write(p[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	add_kid(&self->e, pid);
+
+	start_clones(&self->e, &s, NR_VMS, why, sizeof(why));
+	EXPECT_EQ(NR_VMS, s.started) TH_LOG("%s", why);
+	/* from now on only the system process holds the endpoint */
+	close(s.ep);
+	s.ep = -1;
+	pfd = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	EXPECT_EQ(1, poll(&pfd, 1, SCALE_MS));
+	EXPECT_EQ(1, read(p[0], &c, 1));
+	close(p[0]);
+	ASSERT_EQ('r', c) {
+		TH_LOG("the system process did not take %u requests", NR_VMS);
+		scale_free(&s);
+	}
+	EXPECT_EQ(0, kill(pid, SIGKILL));
+	reap_kid(&self->e, pid);
+
+	deadline = now_ms() + DEADLINE_MS;
+	while (clones_done(&s) < s.started && now_ms() < deadline)
+		usleep(10000);
+	EXPECT_EQ(s.started, clones_done(&s));
+	for (i = 0; i < s.started; i++) {
+		struct clone *cl = &s.c[i];
+
+		if (!__atomic_load_n(&cl->done, __ATOMIC_ACQUIRE) ||
+		    cl->ret != -EIO || cl->vm.reason != NVX_UVM_ERR_ENDPOINT) {
+			if (!bad++)
+				TH_LOG("clone %u: ended %d, run %d, reason %s",
+				       i, cl->done, cl->ret,
+				       nvx_uvm_reason_name(cl->vm.reason));
+		}
+	}
+	EXPECT_EQ(0U, bad) TH_LOG("%u clones not stopped for the endpoint",
+				  bad);
+	scale_free(&s);
+	if (kvm0 >= 0)
+		EXPECT_EQ(0, wait_until(kvm_vms_are, -1, &kvm0, SHORT_MS, 10000))
+			TH_LOG("KVM has %d VMs, %d at the start", kvm_vms(),
+			       kvm0);
+}
+
+TEST_HARNESS_MAIN
