@@ -157,8 +157,8 @@ int nvx_uvm_run_clones(struct nvx_ctx *ctx, const struct nvx_uvm_opts *o,
 	int ret, status = 0;
 
 	*nr_started = 0;
-	/* six fds per VM */
-	nvx_nofile_max();
+	/* six fds per VM (the template's and the clones') */
+	nvx_nofile_max(6UL * (n + 1) + 64);
 	t = calloc(1, sizeof(*t));
 	c = calloc(n, sizeof(*c));
 	if (!t || !c) {

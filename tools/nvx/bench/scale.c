@@ -453,7 +453,7 @@ int cmd_bench_scale(struct nvx_ctx *ctx, int argc, char **argv)
 	if (ret)
 		return ret;
 	/* six fds per VM; a stop signal that ends KVM_RUN */
-	nvx_nofile_max();
+	nvx_nofile_max(6UL * (s.density + 2) + 64);
 	sigaction(SIGUSR1, &sa, NULL);
 	grow.node = NVX_NODE_ANY;
 	grow.bytes = NVX_SCALE_POOL;

@@ -46,7 +46,7 @@ uint64_t nvx_touch_pages(void *addr, uint64_t len, bool check_zero);
 int nvx_two_cpus(int cpu[2]);
 int nvx_pin_self(int cpu);
 int nvx_unpin_self(void);
-int nvx_nofile_max(void);
+int nvx_nofile_max(unsigned long want);
 long long nvx_file_num(const char *path, const char *key);
 uint32_t nvx_cpu_node(void);
 int nvx_wait_flag(const int *flag, uint64_t timeout_ns);

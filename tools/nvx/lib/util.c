@@ -205,22 +205,34 @@ const char *nvx_errno_why_find(const struct nvx_errno_why *table, size_t n,
 }
 
 /**
- * nvx_nofile_max() - raise the soft RLIMIT_NOFILE to the hard one
+ * nvx_nofile_max() - room for @want open files
+ * @want: the descriptors the caller will hold at most.
  *
- * A VMM of many user VMs holds six fds per VM.
+ * A VMM of many user VMs holds six fds per VM. The soft RLIMIT_NOFILE
+ * is raised to the hard one; when that is below @want, both are raised
+ * to @want, which needs CAP_SYS_RESOURCE (and @want at most
+ * /proc/sys/fs/nr_open).
  *
- * Return: 0 or -errno.
+ * Return: 0, or -errno when the limit stays below @want.
  */
-int nvx_nofile_max(void)
+int nvx_nofile_max(unsigned long want)
 {
 	struct rlimit r;
 
 	if (getrlimit(RLIMIT_NOFILE, &r))
 		return -errno;
-	if (r.rlim_cur == r.rlim_max)
-		return 0;
-	r.rlim_cur = r.rlim_max;
-	return setrlimit(RLIMIT_NOFILE, &r) ? -errno : 0;
+	if (r.rlim_max != RLIM_INFINITY && r.rlim_max < want) {
+		struct rlimit up = { want, want };
+
+		if (!setrlimit(RLIMIT_NOFILE, &up))
+			return 0;
+	}
+	if (r.rlim_cur != r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &r))
+			return -errno;
+	}
+	return r.rlim_cur >= want ? 0 : -EMFILE;
 }
 
 /**
