@@ -364,7 +364,7 @@ enum nvx_uvm_reason {
 #define NVX_UVM_DEF_ENTRIES	64
 #define NVX_UVM_MAX_VMS		4096	/* per endpoint: a tenant's */
 /* VM_GONE notices an endpoint keeps unreceived before ATTACH says EBUSY */
-#define NVX_UVM_MAX_GONE	(4 * NVX_UVM_MAX_VMS)
+#define NVX_UVM_MAX_GONE	1024
 
 /* struct nvx_uvm_endpoint.flags */
 #define NVX_UVM_EP_CLOEXEC	0x1U

@@ -172,7 +172,7 @@ static void run_note_file(struct run *r, const char *path, int max)
  */
 static void run_note_stuck(struct run *r, pid_t pgid)
 {
-	char path[96], buf[512];
+	char path[560], buf[512];
 	struct dirent *p, *t;
 	DIR *d, *td;
 	int fd, n;
