@@ -163,6 +163,7 @@ int nvx_uvm_run_clones(struct nvx_ctx *ctx, const struct nvx_uvm_opts *o,
 	c = calloc(n, sizeof(*c));
 	if (!t || !c) {
 		nvx_err("uvm: clones: %s", strerror(ENOMEM));
+		close(o->ep_fd);
 		free(t);
 		free(c);
 		return NVX_UVM_EXIT_STOPPED;

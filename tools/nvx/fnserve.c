@@ -34,7 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -576,15 +575,11 @@ int nvx_fn_serve(int nvx_fd, const struct nvx_sys_tenant *t,
 				   .uintr = opt->uintr, .nvx_fd = nvx_fd };
 	struct sigaction sa = { .sa_handler = nvx_fn_on_kick };
 	pthread_t warm_th;
-	struct rlimit rl;
 	int ctl[2], ret, st;
 	bool warm = false;
 
 	/* a VM holds a few fds here (KVM, vCPU, grant, channel...) */
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	nvx_nofile_max(7UL * (opt->max + opt->warm) + 64);
 	fn.opt = opt;
 	fn.nvx_fd = nvx_fd;
 	fn.lfd = -1;

@@ -37,6 +37,14 @@
 #include "nvx_uvm.h"
 #include "sys.h"
 
+/*
+ * VMs one nvxtool serves at once: its system process runs a worker per
+ * VM that made a request (sys_int.h, NVX_SYS_MAX_WORKERS), so past 256
+ * live VMs requests would get -EAGAIN. The endpoint takes up to
+ * NVX_UVM_MAX_VMS; a system process of its own can serve that many.
+ */
+#define NVX_UVM_TOOL_MAX_VMS	256
+
 enum {
 	NVX_UVM_OPT_MEM = 0x100,
 	NVX_UVM_OPT_VCPUS,
@@ -174,10 +182,10 @@ static int nvx_uvm_fn_serve(struct nvx_ctx *ctx, struct nvx_fn_opts *fo,
 	n = argc - optind;
 	if (n + 1 > (int)NVX_ARRAY_SIZE(gargv) - 1)
 		return nvx_usage_error(ctx, "too many guest arguments");
-	if (!fo->max || fo->max + fo->warm > NVX_UVM_MAX_VMS)
+	if (!fo->max || fo->max + fo->warm > NVX_UVM_TOOL_MAX_VMS)
 		return nvx_usage_error(ctx,
 				       "--max: 1 or more, and --max plus --warm at most %d",
-				       NVX_UVM_MAX_VMS);
+				       NVX_UVM_TOOL_MAX_VMS);
 	ret = nvx_uvm_find_image(image, path, sizeof(path));
 	if (ret) {
 		nvx_err("uvm: image %s: %s", image, strerror(-ret));
@@ -245,11 +253,11 @@ static int cmd_uvm_serve(struct nvx_ctx *ctx, int argc, char **argv)
 			break;
 		case NVX_UVM_OPT_WARM:
 		case NVX_UVM_OPT_MAX:
-			if (nvx_parse_uint(optarg, NVX_UVM_MAX_VMS, &v))
+			if (nvx_parse_uint(optarg, NVX_UVM_TOOL_MAX_VMS, &v))
 				return nvx_usage_error(ctx, "%s: 0 to %d, not %s",
 						       c == NVX_UVM_OPT_WARM ?
 						       "--warm" : "--max",
-						       NVX_UVM_MAX_VMS, optarg);
+						       NVX_UVM_TOOL_MAX_VMS, optarg);
 			*(c == NVX_UVM_OPT_WARM ? &fo.warm : &fo.max) = v;
 			fn_only = true;
 			break;
@@ -393,7 +401,7 @@ static int nvx_uvm_run_parse(struct nvx_ctx *ctx, int argc, char **argv,
 			break;
 		case NVX_UVM_OPT_CLONES:
 			ret = nvx_opt_u32(ctx, "--clones", optarg, 1,
-					  NVX_UVM_MAX_VMS - 1, &a->clones);
+					  NVX_UVM_TOOL_MAX_VMS - 1, &a->clones);
 			if (ret)
 				return ret;
 			break;
@@ -559,7 +567,7 @@ static const char nvx_uvm_serve_usage[] =
 	"once, then replaced), or one made for it. The guest says READY, then\n"
 	"its fd 0 and 1 are the connection; when it exits, crashes or is\n"
 	"stopped, the connection is closed (the client reads EOF). At most\n"
-	"--max connections (default 64; --max plus --warm at most 4096) are\n"
+	"--max connections (default 64; --max plus --warm at most 256) are\n"
 	"served at once, more wait in the listen backlog. A client silent or\n"
 	"not reading for --timeout seconds (default 30, 0: no limit) fails the\n"
 	"guest's READ or WRITE with -EAGAIN; a VM serving one connection for\n"
@@ -606,7 +614,7 @@ const struct nvx_cmd nvx_uvm_cmds[] = {
 			 "(NVX_UVM_CHAN_IOC_KICK): the baseline the fast path is measured against.\n"
 			 "--stats prints the VM's counters and KVM's exit counts on stderr.\n"
 			 "\n"
-			 "With --clones N (1-4095) the guest must reach its ready point (the\n"
+			 "With --clones N (1-255) the guest must reach its ready point (the\n"
 			 "runtime's ready_point()): there it is frozen into a template (its RAM\n"
 			 "sealed, its vCPU state kept), and N clones of it run at once, each\n"
 			 "resuming from the ready point with its own VM id, seed and rings and\n"

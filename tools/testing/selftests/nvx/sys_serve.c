@@ -1789,9 +1789,9 @@ SERVE_TEST(bad_command_lines)
 
 	snprintf(img, sizeof(img), "%s/http-echo.img", self->x.e.dir);
 	USAGE("--listen", "nonsense", img);
-	USAGE("--listen", "127.0.0.1:0", "--warm", "4097", img);
+	USAGE("--listen", "127.0.0.1:0", "--warm", "300", img);
 	USAGE("--listen", "127.0.0.1:0", "--max", "0", img);
-	USAGE("--listen", "127.0.0.1:0", "--max", "4000", "--warm", "97", img);
+	USAGE("--listen", "127.0.0.1:0", "--max", "200", "--warm", "57", img);
 	USAGE("--listen", "127.0.0.1:0", "--ep-fd", "5", img);
 	USAGE("--listen", "127.0.0.1:0", "--debug-forbidden-syscall", img);
 	USAGE("--listen", "127.0.0.1:0", "--mem", "1M", img);

@@ -110,7 +110,7 @@ UVM_TEST(clones_have_their_own_arguments)
 	nvxtool(&run, "uvm", "run", "--clones", "0", "test", NULL);
 	ASSERT_TRUE(WIFEXITED(run.status));
 	EXPECT_EQ(2, WEXITSTATUS(run.status)) TH_LOG("%s", run.err);
-	nvxtool(&run, "uvm", "run", "--clones", "4096", "test", NULL);
+	nvxtool(&run, "uvm", "run", "--clones", "256", "test", NULL);
 	ASSERT_TRUE(WIFEXITED(run.status));
 	EXPECT_EQ(2, WEXITSTATUS(run.status)) TH_LOG("%s", run.err);
 }

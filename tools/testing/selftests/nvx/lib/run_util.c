@@ -225,7 +225,7 @@ static void run_note_stuck(struct run *r, pid_t pgid)
 static void run_note_end(struct run *r)
 {
 	if (r->timed_out)
-		run_note(r, "[run_util: killed after %d s]", RUN_MS / 1000);
+		run_note(r, "\n[run_util: killed after %d s]", RUN_MS / 1000);
 	else if (WIFSIGNALED(r->status))
 		run_note(r, "\n[run_util: ended by signal %d (%s)]",
 			 WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
