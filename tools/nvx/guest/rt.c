@@ -21,8 +21,9 @@
 #define TICK_COUNT_MS	1000000		/* 1 ms at KVM's 1 GHz APIC bus */
 #define TICK_MS		10
 #define TICK_MAX_MS	1000
-_Static_assert(TICK_MAX_MS <= 0xffffffffU / TICK_COUNT_MS,
-	       "the longest tick overflows the APIC's initial count");
+#if TICK_MAX_MS > 0xffffffffU / TICK_COUNT_MS
+#error "the longest tick overflows the APIC timer's initial count"
+#endif
 #define SPIN_POLLS	200		/* polls of the CQ before sleeping */
 #define POLLED_SPIN_US	2000		/* and while the SQ is polled */
 #define BAD_CTRL	0x200		/* exit status: no valid ctrl page */
