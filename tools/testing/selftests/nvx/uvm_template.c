@@ -174,7 +174,8 @@ UVM_TEST(kernel_writes_into_clones)
  * -EBUSY itself and goes on, so the template is never made; the
  * template-busy mode without --clones checks that -EBUSY); a guest that
  * writes the ready port itself with a message in flight (the VMM
- * refuses: EBUSY).
+ * refuses: EBUSY); a guest stopped before its ready point (serve-crash:
+ * a read of stdin, then a write to an unknown port).
  */
 UVM_TEST(template_refused)
 {
@@ -204,6 +205,15 @@ UVM_TEST(template_refused)
 	EXPECT_EQ(125, WEXITSTATUS(run.status))	/* stopped */
 		TH_LOG("%s", run.err);
 	EXPECT_NE(NULL, strstr(run.err, "messages in flight"))
+		TH_LOG("%s", run.err);
+
+	nvxtool(&run, "uvm", "run", "--clones", "1", "test", "--",
+		"serve-crash", NULL);
+	ASSERT_TRUE(WIFEXITED(run.status)) TH_LOG("%s: %s", run.cmd, run.err);
+	EXPECT_EQ(125, WEXITSTATUS(run.status))	/* stopped */
+		TH_LOG("%s", run.err);
+	EXPECT_NE(NULL, strstr(run.err,
+			       "stopped before its ready point: bad-port"))
 		TH_LOG("%s", run.err);
 }
 
