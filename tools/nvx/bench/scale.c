@@ -69,6 +69,8 @@ struct nvx_scale {
 	long long parts[NVX_SCALE_PARTS];	/* their growth, KiB */
 	long long copied;	/* pages they copied */
 	double per_vm_kib, per_gib;
+	long long served_kib;	/* the same once each had one answer */
+	double served_per_gib;
 };
 
 static void nvx_scale_nop(int sig)
@@ -248,18 +250,20 @@ static long long nvx_scale_copied(int fd)
 }
 
 /*
- * s->density idle clones at once (`test wait`: one IPC request each,
- * answered only when all are counted): MemAvailable before and after.
+ * s->density idle clones at once (`test wait 2`: two IPC requests each,
+ * one after the other, each answered only when all are in): MemAvailable
+ * before, with every clone waiting for its first answer (idle, ready),
+ * and with every clone waiting for its second (each served once).
  */
 static int nvx_scale_density(struct nvx_scale *s)
 {
 	struct nvx_uvm_opts o = s->clone;
-	char *argv[2];
-	unsigned int i, started = 0, waiting = 0;
+	char *argv[3];
+	unsigned int i, k, started = 0, waiting = 0;
 	struct nvx_scale_vm *v;
 	struct nvx_uvm_recv r;
 	const char *where;
-	long long a0, a1, p0[NVX_ARRAY_SIZE(nvx_scale_parts)];
+	long long a0, a1 = 0, a2 = 0, p0[NVX_ARRAY_SIZE(nvx_scale_parts)];
 	int ret = 0;
 
 	v = calloc(s->density, sizeof(*v));
@@ -267,7 +271,8 @@ static int nvx_scale_density(struct nvx_scale *s)
 		return -ENOMEM;
 	argv[0] = "test";
 	argv[1] = "wait";
-	o.argc = 2;
+	argv[2] = "2";
+	o.argc = 3;
 	o.argv = argv;
 	a0 = nvx_scale_avail();
 	nvx_scale_parts_read(p0);
@@ -286,25 +291,35 @@ static int nvx_scale_density(struct nvx_scale *s)
 		}
 		started++;
 	}
-	/* each clone's request, kept until all are in */
-	while (!ret && waiting < started) {
-		ret = nvx_scale_recv(s, &r);
+	/* each clone's request, kept until all are in; twice */
+	for (k = 0; k < 2 && !ret; k++) {
+		for (waiting = 0; !ret && waiting < started; waiting++) {
+			ret = nvx_scale_recv(s, &r);
+			if (ret)
+				break;
+			for (i = 0; i < started; i++)
+				if (v[i].vm.vm_id == r.msg.src_vm)
+					v[i].r = r;
+		}
 		if (ret)
 			break;
+		if (!k) {
+			a1 = nvx_scale_avail();
+			nvx_scale_parts_read(s->parts);
+			for (i = 0; i < NVX_ARRAY_SIZE(nvx_scale_parts); i++)
+				s->parts[i] -= p0[i];
+			for (i = 0; i < started; i++)
+				s->copied +=
+					nvx_scale_copied(v[i].vm.grant_fd);
+		} else {
+			a2 = nvx_scale_avail();
+		}
+		/* answer them all: the second answer makes each exit */
 		for (i = 0; i < started; i++)
-			if (v[i].vm.vm_id == r.msg.src_vm)
-				v[i].r = r;
-		waiting++;
+			nvx_uvm_serve_msg(s->ep, &s->sv, &v[i].r);
 	}
-	a1 = nvx_scale_avail();
-	nvx_scale_parts_read(s->parts);
-	for (i = 0; i < NVX_ARRAY_SIZE(nvx_scale_parts); i++)
-		s->parts[i] -= p0[i];
-	for (i = 0; i < started; i++)
-		s->copied += nvx_scale_copied(v[i].vm.grant_fd);
-	/* answer them all: each exits; after an error, stop them */
-	for (i = 0; i < started && !ret; i++)
-		nvx_uvm_serve_msg(s->ep, &s->sv, &v[i].r);
+	/* then each exits (its EXIT message); after an error, stop them */
+	waiting = started;
 	while (!ret && waiting < 2 * started) {
 		ret = nvx_scale_recv(s, &r);
 		if (!ret)
@@ -327,6 +342,9 @@ static int nvx_scale_density(struct nvx_scale *s)
 	s->avail_kib = a0 - a1;
 	s->per_vm_kib = (double)s->avail_kib / s->density;
 	s->per_gib = s->per_vm_kib > 0 ? (1024.0 * 1024) / s->per_vm_kib : 0;
+	s->served_kib = a0 - a2;
+	s->served_per_gib = s->served_kib > 0 ?
+			    (1024.0 * 1024) * s->density / s->served_kib : 0;
 	return 0;
 }
 
@@ -369,6 +387,9 @@ static void nvx_scale_print(struct nvx_scale *s)
 		nvx_json_double(j, "kib_per_vm", s->per_vm_kib);
 		nvx_json_double(j, "copied_pages_per_vm",
 				nvx_bench_div(s->copied, s->density));
+		nvx_json_double(j, "kib_per_vm_served",
+				nvx_bench_div(s->served_kib, s->density));
+		nvx_json_double(j, "per_gib_served", s->served_per_gib);
 		nvx_json_object_begin(j, "kib_per_vm_in");
 		for (k = 0; k < (int)NVX_ARRAY_SIZE(nvx_scale_parts); k++)
 			nvx_json_double(j, nvx_scale_part_name(k, name),
@@ -395,7 +416,9 @@ static void nvx_scale_print(struct nvx_scale *s)
 	       s->density, s->avail_kib);
 	printf(" %.1f KiB each, %.0f per GiB; %.1f pages copied each\n",
 	       s->per_vm_kib, s->per_gib, nvx_bench_div(s->copied, s->density));
-	printf("  of which, KiB per VM:");
+	printf("  each served once: %.1f KiB each, %.0f per GiB\n",
+	       nvx_bench_div(s->served_kib, s->density), s->served_per_gib);
+	printf("  of which (idle), KiB per VM:");
 	for (k = 0; k < (int)NVX_ARRAY_SIZE(nvx_scale_parts); k++)
 		printf(" %s %.1f", nvx_scale_part_name(k, name),
 		       nvx_bench_div(s->parts[k], s->density));
@@ -531,7 +554,9 @@ const char nvx_bench_scale_usage[] =
 	"\n"
 	"Density: --density N idle clones at once (default 100, at most 4094:\n"
 	"one endpoint), each blocked on a request: MemAvailable before and\n"
-	"after, per VM and per GiB, the pages each copied, and the growth per\n"
+	"after, per VM and per GiB, again once each had one request served\n"
+	"(\"each served once\"; JSON \"kib_per_vm_served\", \"per_gib_served\"),\n"
+	"the pages each copied, and the growth per\n"
 	"VM of the /proc/meminfo lines a VM adds to (\"of which\"; JSON\n"
 	"\"kib_per_vm_in\" in \"density\").\n"
 	"Grows the pool by 16 MiB (CAP_SYS_ADMIN) and gives that back.\n"

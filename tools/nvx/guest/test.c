@@ -7,7 +7,7 @@
  * Numbers are decimal or 0x hex (no octal); DIRFD may be negative.
  *
  * Ring protocol: ping N [W] | bulk SIZE OFF | seed | args | clock |
- * spin | pushloop | wait | badport | badring | oversize | badaddr |
+ * spin | pushloop | wait [N] | badport | badring | oversize | badaddr |
  * badsg | badmsg | flood.
  *   ping-gap N MAXUS		ping N times, one at a time, after a pause
  *				of 0..MAXUS us (pseudo-random, spinning)
@@ -562,12 +562,16 @@ static int test_pushloop(void)
 		write(1, buf, len);
 }
 
+/* N (1) IPC requests, one after the other: idle while each waits */
 static int test_wait(void)
 {
+	unsigned long i, n = arg(2, 1);
 	struct nvx_uvm_msg m;
 
-	msg_init(&m, NVX_UVM_MSG_IPC, 1);
-	nvx_call(&m);
+	for (i = 0; i < n; i++) {
+		msg_init(&m, NVX_UVM_MSG_IPC, 1 + i);
+		nvx_call(&m);
+	}
 	return 0;
 }
 
@@ -1616,7 +1620,7 @@ static int print_usage(void)
 		"modes: ping N [W] | ping-gap N MAXUS | bulk SIZE OFF |\n",
 		"  seed | args | id | clock | template [MODE ARGS] | tmpl-check |\n",
 		"  template-busy | template-raw-busy |\n",
-		"  spin | pushloop | wait | badport | badring | oversize |\n",
+		"  spin | pushloop | wait [N] | badport | badring | oversize |\n",
 		"  badaddr | badsg | badmsg | flood |\n",
 		"  open PATH [FLAGS] | openat DIRFD PATH [FLAGS [MODE]] |\n",
 		"  openlong N | opennonul | cat PATH | write PATH TEXT |\n",
