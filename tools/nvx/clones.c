@@ -108,8 +108,9 @@ static void nvx_clone_stats(struct nvx_clone *c, unsigned int n,
 
 	for (i = 0; i < n; i++)
 		copied += c[i].copied > 0 ? c[i].copied : 0;
-	fprintf(stderr, "template: ready and sealed in %.1f ms\n",
-		tmpl_ns / 1e6);
+	if (tmpl_ns)
+		fprintf(stderr, "template: ready and sealed in %.1f ms\n",
+			tmpl_ns / 1e6);
 	if (!ns || !n) {
 		free(ns);
 		return;
@@ -125,12 +126,15 @@ static void nvx_clone_stats(struct nvx_clone *c, unsigned int n,
 }
 
 /**
- * nvx_uvm_run_clones() - a template of @o, then @n clones of it
+ * nvx_uvm_run_clones() - a template of @o (or @loaded), then @n clones
  * @ctx: the command; ctx->fd is the nvx device.
  * @o: the template's VM (image, arguments, endpoint @o->ep_fd, which this
  *	closes once the last clone attached, or on an error: from then on
  *	only the system process holds the endpoint, and its death stops
- *	the clones).
+ *	the clones). With @loaded, the endpoint and the clones' arguments
+ *	(@o->argc 0: the template's).
+ * @loaded: a template from a file (nvx_uvm_tmpl_load()), or NULL to make
+ *	one of @o; this frees it.
  * @n: clones, at least 1.
  * @spec: the clones' arguments (split at spaces, "%i" = the clone's
  *	index), or NULL for the template's.
@@ -145,32 +149,37 @@ static void nvx_clone_stats(struct nvx_clone *c, unsigned int n,
  * clone could not be made.
  */
 int nvx_uvm_run_clones(struct nvx_ctx *ctx, const struct nvx_uvm_opts *o,
-		       unsigned int n, const char *spec, bool stats,
-		       unsigned int *nr_started)
+		       struct nvx_uvm_tmpl *loaded, unsigned int n,
+		       const char *spec, bool stats, unsigned int *nr_started)
 {
-	uint64_t t0, t1, tmpl_ns;
+	uint64_t t0, t1, tmpl_ns = 0;
 	unsigned int i, started = 0;
 	struct nvx_uvm_opts co = *o;
 	struct nvx_uvm_tmpl *t;
 	struct nvx_clone *c;
 	const char *where;
-	int ret, status = 0;
+	int ret = 0, status = 0;
 
 	*nr_started = 0;
 	/* six fds per VM (the template's and the clones') */
 	nvx_nofile_max(6UL * (n + 1) + 64);
-	t = calloc(1, sizeof(*t));
+	t = loaded ? loaded : calloc(1, sizeof(*t));
 	c = calloc(n, sizeof(*c));
 	if (!t || !c) {
 		nvx_err("uvm: clones: %s", strerror(ENOMEM));
 		close(o->ep_fd);
-		free(t);
+		if (loaded)
+			nvx_uvm_tmpl_free(loaded);
+		else
+			free(t);
 		free(c);
 		return NVX_UVM_EXIT_STOPPED;
 	}
 	t0 = nvx_clone_now();
-	ret = nvx_uvm_tmpl_make(t, ctx->fd, o, &where);
-	tmpl_ns = nvx_clone_now() - t0;
+	if (!loaded) {
+		ret = nvx_uvm_tmpl_make(t, ctx->fd, o, &where);
+		tmpl_ns = nvx_clone_now() - t0;
+	}
 	if (ret == -ENOEXEC && !t->reason) {
 		nvx_err("uvm: template: the guest exited with status %u before its ready point",
 			t->exit_status);
@@ -190,9 +199,9 @@ int nvx_uvm_run_clones(struct nvx_ctx *ctx, const struct nvx_uvm_opts *o,
 	for (i = 0; i < n; i++) {
 		uint64_t s = nvx_clone_now();
 
-		co.argc = 0;
+		co.argc = loaded ? o->argc : 0;
 		if (spec) {
-			ret = nvx_clone_args(&c[i], o->argv[0], spec, i);
+			ret = nvx_clone_args(&c[i], t->name, spec, i);
 			if (ret < 0) {
 				nvx_err("uvm: --clone-args: too long");
 				break;
@@ -232,10 +241,11 @@ int nvx_uvm_run_clones(struct nvx_ctx *ctx, const struct nvx_uvm_opts *o,
 		nvx_uvm_destroy(&c[i].vm);
 	}
 	if (stats)
-		nvx_clone_stats(c, started, tmpl_ns, t1);
+		nvx_clone_stats(c, started, loaded ? 0 : tmpl_ns, t1);
 	nvx_uvm_tmpl_free(t);
 	free(c);
-	free(t);
+	if (!loaded)
+		free(t);
 	return status;
 out:
 	close(o->ep_fd);

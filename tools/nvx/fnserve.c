@@ -8,7 +8,8 @@
  *   this process: listens, accepts, and is the VMM of one user VM per
  *	connection (a vCPU thread each); VMs are made after accept (cold)
  *	or ahead of demand (--warm N: each handed out once, then
- *	replaced). It holds /dev/nvx, /dev/kvm and the listening socket,
+ *	replaced), booted from IMAGE or cloned from a template file
+ *	(--template FILE). It holds /dev/nvx, /dev/kvm and the listening socket,
  *	never a guest's request.
  *   the system process (sys.c, forked first): holds the tenant's
  *	endpoint, confined as for `uvm run`; the connection of each VM
@@ -238,7 +239,11 @@ static struct nvx_fn_vm *nvx_fn_vm_make(struct nvx_fn *fn)
 	if (!v)
 		return NULL;
 	v->fn = fn;
-	ret = nvx_uvm_create(&v->vm, fn->nvx_fd, &fn->o, &where);
+	if (fn->opt->tmpl)
+		ret = nvx_uvm_clone(&v->vm, fn->nvx_fd, fn->opt->tmpl, &fn->o,
+				    &where);
+	else
+		ret = nvx_uvm_create(&v->vm, fn->nvx_fd, &fn->o, &where);
 	/* said once until a VM is made again (the warm thread retries) */
 	if (__atomic_exchange_n(&fn->make_err, ret, __ATOMIC_RELAXED) != ret &&
 	    ret)

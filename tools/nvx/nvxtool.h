@@ -335,8 +335,10 @@ int nvx_stop_end(struct nvx_ctx *ctx, const struct nvx_stop_old *old);
 struct nvx_uvm_vm;
 int nvx_uvm_report(struct nvx_uvm_vm *vm, int ret);
 struct nvx_uvm_opts;
+struct nvx_uvm_tmpl;
 int nvx_uvm_run_clones(struct nvx_ctx *ctx, const struct nvx_uvm_opts *o,
-		       unsigned int n, const char *spec, bool stats,
+		       struct nvx_uvm_tmpl *loaded, unsigned int n,
+		       const char *spec, bool stats,
 		       unsigned int *started);	/* clones.c */
 
 /* The objects in their own files, for the top-level table in main.c. */

@@ -172,10 +172,14 @@ struct nvx_sys_opts {
  *	guest's READ or WRITE fails with -EAGAIN; 0: no limit.
  * @lifetime: seconds a VM may serve its connection before it is
  *	stopped; 0: no limit.
+ * @tmpl: --template FILE's template (lib/tmpl.c): every VM is a clone of
+ *	it (@image and @mem unused; @argc 0: the template's arguments).
  * @verbose: say on stderr what happens.
  * @uintr: the system process runs its event loop (struct nvx_sys_opts).
  * @poll: the endpoint gets an SQ poller (NVX_UVM_EP_IOC_POLLER).
  */
+struct nvx_uvm_tmpl;
+
 struct nvx_fn_opts {
 	const char *listen;
 	const char *image;
@@ -186,6 +190,7 @@ struct nvx_fn_opts {
 	unsigned int max;
 	unsigned int timeout;
 	unsigned int lifetime;
+	const struct nvx_uvm_tmpl *tmpl;
 	bool verbose;
 	bool uintr;
 	bool poll;

@@ -5,6 +5,11 @@
  *   uvm run [--mem SIZE] [--vcpus 1] [--slow-path] [--stats]
  *	     [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--poll]
  *	     [--clones N [--clone-args ARGS]] IMAGE [-- ARGS]
+ *   uvm run --template FILE [--clones N [--clone-args ARGS]] [-- ARGS]
+ *				clones of a template file
+ *   uvm template -o FILE [run's options but --clones] IMAGE [-- ARGS]
+ *				boot IMAGE to its ready point, write it to
+ *				FILE as a template
  *				start a user VM; its messages go to a system
  *				process (a forked `uvm serve`) that serves
  *				its stdin and stdout, and files when the
@@ -14,7 +19,8 @@
  *				the confined system process of one tenant,
  *				on an endpoint fd it inherited (sys.c)
  *   uvm serve --listen ADDR:PORT [--warm N] [--max N] [--timeout S]
- *	       [--lifetime S] [--mem SIZE] [tenant options] IMAGE [-- ARGS]
+ *	       [--lifetime S] [--mem SIZE] [tenant options]
+ *	       IMAGE | --template FILE [-- ARGS]
  *				the function server: a user VM per TCP
  *				connection (fnserve.c)
  *
@@ -28,7 +34,9 @@
 #include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <nvx/uvm.h>
@@ -65,6 +73,8 @@ enum {
 	NVX_UVM_OPT_POLL,
 	NVX_UVM_OPT_CLONES,
 	NVX_UVM_OPT_CLONE_ARGS,
+	NVX_UVM_OPT_TEMPLATE,
+	NVX_UVM_OPT_OUTPUT = 'o',
 };
 
 /**
@@ -159,12 +169,38 @@ static int nvx_uvm_parse_mem(struct nvx_ctx *ctx, const char *arg,
 	return NVX_EXIT_OK;
 }
 
+/* --template FILE: the template it holds, or an exit status. */
+static int nvx_uvm_tmpl_open(struct nvx_ctx *ctx, const char *path,
+			     struct nvx_uvm_tmpl *t)
+{
+	const char *where;
+	int fd, ret;
+
+	ret = nvx_open_device(ctx);
+	if (ret)
+		return ret;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		nvx_err("uvm: template %s: %s", path, strerror(errno));
+		return NVX_EXIT_FAIL;
+	}
+	ret = nvx_uvm_tmpl_load(t, ctx->fd, fd, 0, &where);
+	close(fd);
+	if (ret) {
+		nvx_err("uvm: template %s: %s: %s", path, where,
+			strerror(-ret));
+		return NVX_EXIT_FAIL;
+	}
+	return NVX_EXIT_OK;
+}
+
 /* `uvm serve --listen ADDR:PORT ... IMAGE [-- ARGS]`: fnserve.c. */
 static int nvx_uvm_fn_serve(struct nvx_ctx *ctx, struct nvx_fn_opts *fo,
-			    const struct nvx_sys_tenant *t, int argc,
-			    char **argv)
+			    const struct nvx_sys_tenant *t, const char *tmpl,
+			    int argc, char **argv)
 {
 	static char path[PATH_MAX], *gargv[64];
+	static struct nvx_uvm_tmpl tm;
 	struct sockaddr_storage ss;
 	const char *image;
 	socklen_t len;
@@ -174,9 +210,22 @@ static int nvx_uvm_fn_serve(struct nvx_ctx *ctx, struct nvx_fn_opts *fo,
 		return nvx_usage_error(ctx,
 				       "--listen: ADDR:PORT or [ADDR6]:PORT, not '%s'",
 				       fo->listen);
-	if (optind >= argc)
-		return nvx_usage_error(ctx, "--listen: IMAGE is required");
-	image = argv[optind++];
+	if (tmpl) {
+		if (fo->mem)
+			return nvx_usage_error(ctx,
+					       "--template: the RAM is the template's (no --mem)");
+		if (optind < argc && strcmp(argv[optind - 1], "--"))
+			return nvx_usage_error(ctx,
+					       "--template: no IMAGE (ARGS after --)");
+		image = NULL;
+	} else {
+		if (optind >= argc)
+			return nvx_usage_error(ctx,
+					       "--listen: IMAGE is required");
+		image = argv[optind++];
+		if (!fo->mem)
+			fo->mem = 4ULL << 20;
+	}
 	if (optind < argc && !strcmp(argv[optind], "--"))
 		optind++;
 	n = argc - optind;
@@ -186,21 +235,32 @@ static int nvx_uvm_fn_serve(struct nvx_ctx *ctx, struct nvx_fn_opts *fo,
 		return nvx_usage_error(ctx,
 				       "--max: 1 or more, and --max plus --warm at most %d",
 				       NVX_UVM_TOOL_MAX_VMS);
-	ret = nvx_uvm_find_image(image, path, sizeof(path));
-	if (ret) {
-		nvx_err("uvm: image %s: %s", image, strerror(-ret));
-		return NVX_EXIT_FAIL;
+	if (image) {
+		ret = nvx_uvm_find_image(image, path, sizeof(path));
+		if (ret) {
+			nvx_err("uvm: image %s: %s", image, strerror(-ret));
+			return NVX_EXIT_FAIL;
+		}
+		gargv[0] = (char *)image;
+		fo->image = path;
+	} else {
+		ret = nvx_uvm_tmpl_open(ctx, tmpl, &tm);
+		if (ret)
+			return ret;
+		gargv[0] = tm.name;
+		fo->tmpl = &tm;
 	}
-	gargv[0] = (char *)image;
 	for (i = 0; i < n; i++)
 		gargv[i + 1] = argv[optind + i];
-	fo->image = path;
-	fo->argc = n + 1;
+	/* a template's own arguments unless ARGS are given */
+	fo->argc = image || n ? n + 1 : 0;
 	fo->argv = gargv;
 	ret = nvx_open_device(ctx);
-	if (ret)
-		return ret;
-	return nvx_fn_serve(ctx->fd, t, fo);
+	if (!ret)
+		ret = nvx_fn_serve(ctx->fd, t, fo);
+	if (!image)
+		nvx_uvm_tmpl_free(&tm);
+	return ret;
 }
 
 static int cmd_uvm_serve(struct nvx_ctx *ctx, int argc, char **argv)
@@ -221,9 +281,11 @@ static int cmd_uvm_serve(struct nvx_ctx *ctx, int argc, char **argv)
 		{ "timeout", required_argument, NULL, NVX_UVM_OPT_TIMEOUT },
 		{ "lifetime", required_argument, NULL, NVX_UVM_OPT_LIFETIME },
 		{ "mem", required_argument, NULL, NVX_UVM_OPT_MEM },
+		{ "template", required_argument, NULL, NVX_UVM_OPT_TEMPLATE },
 		{ }
 	};
-	struct nvx_fn_opts fo = { .mem = 4ULL << 20, .max = 64, .timeout = 30 };
+	struct nvx_fn_opts fo = { .max = 64, .timeout = 30 };
+	const char *tmpl = NULL;
 	struct nvx_uvm_tenant_args ta = { };
 	struct nvx_sys_opts so = { };
 	bool fn_only = false;
@@ -279,6 +341,10 @@ static int cmd_uvm_serve(struct nvx_ctx *ctx, int argc, char **argv)
 				return ret;
 			fn_only = true;
 			break;
+		case NVX_UVM_OPT_TEMPLATE:
+			tmpl = optarg;
+			fn_only = true;
+			break;
 		default:
 			return nvx_getopt_error(ctx, c, argv);
 		}
@@ -288,7 +354,7 @@ static int cmd_uvm_serve(struct nvx_ctx *ctx, int argc, char **argv)
 				       "--listen excludes --ep-fd and --debug-forbidden-syscall");
 	if (!fo.listen && fn_only)
 		return nvx_usage_error(ctx,
-				       "--warm, --max, --timeout, --lifetime and --mem need --listen");
+				       "--warm, --max, --timeout, --lifetime, --mem and --template need --listen");
 	if (!fo.listen && optind < argc)
 		return nvx_usage_error(ctx, "unexpected argument: %s",
 				       argv[optind]);
@@ -301,7 +367,7 @@ static int cmd_uvm_serve(struct nvx_ctx *ctx, int argc, char **argv)
 		fo.verbose = ta.verbose;
 		fo.uintr = ta.uintr;
 		fo.poll = ta.poll;
-		return nvx_uvm_fn_serve(ctx, &fo, &t, argc, argv);
+		return nvx_uvm_fn_serve(ctx, &fo, &t, tmpl, argc, argv);
 	}
 	if (ta.poll) {
 		ret = nvx_uvm_poll_ep(ep_fd);
@@ -327,6 +393,9 @@ struct nvx_uvm_run_args {
 	int stats;
 	unsigned int clones;	/* --clones N */
 	const char *clone_args;	/* --clone-args STR */
+	const char *tmpl;	/* run --template FILE */
+	const char *out;	/* template -o FILE */
+	bool mem_set;		/* --mem given */
 	struct nvx_uvm_tenant_args ta;
 	const char *image;
 	int argc;
@@ -355,8 +424,12 @@ static void nvx_uvm_print_stats(struct nvx_uvm_vm *vm)
 		(unsigned long long)vm->kicks);
 }
 
+/*
+ * The command line of `uvm run` and, with @make_tmpl, of `uvm template`
+ * (-o FILE, no --clones).
+ */
 static int nvx_uvm_run_parse(struct nvx_ctx *ctx, int argc, char **argv,
-			     struct nvx_uvm_run_args *a)
+			     struct nvx_uvm_run_args *a, bool make_tmpl)
 {
 	static const struct option opts[] = {
 		{ "mem", required_argument, NULL, NVX_UVM_OPT_MEM },
@@ -372,6 +445,8 @@ static int nvx_uvm_run_parse(struct nvx_ctx *ctx, int argc, char **argv,
 		{ "clones", required_argument, NULL, NVX_UVM_OPT_CLONES },
 		{ "clone-args", required_argument, NULL,
 		  NVX_UVM_OPT_CLONE_ARGS },
+		{ "template", required_argument, NULL, NVX_UVM_OPT_TEMPLATE },
+		{ "output", required_argument, NULL, NVX_UVM_OPT_OUTPUT },
 		{ }
 	};
 	int c, ret;
@@ -379,14 +454,29 @@ static int nvx_uvm_run_parse(struct nvx_ctx *ctx, int argc, char **argv,
 	opterr = 0;
 	optind = 0;
 	/* "+": options only before IMAGE; what follows goes to the guest */
-	while ((c = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:", opts, NULL)) != -1) {
 		if (nvx_uvm_tenant_opt(&a->ta, c))
 			continue;
+		if (make_tmpl && (c == NVX_UVM_OPT_CLONES ||
+				  c == NVX_UVM_OPT_CLONE_ARGS ||
+				  c == NVX_UVM_OPT_TEMPLATE))
+			return nvx_usage_error(ctx,
+					       "uvm template: no --clones, --clone-args or --template");
+		if (!make_tmpl && c == NVX_UVM_OPT_OUTPUT)
+			return nvx_usage_error(ctx,
+					       "uvm run: -o is uvm template's");
 		switch (c) {
 		case NVX_UVM_OPT_MEM:
 			ret = nvx_uvm_parse_mem(ctx, optarg, &a->mem);
 			if (ret)
 				return ret;
+			a->mem_set = true;
+			break;
+		case NVX_UVM_OPT_TEMPLATE:
+			a->tmpl = optarg;
+			break;
+		case NVX_UVM_OPT_OUTPUT:
+			a->out = optarg;
 			break;
 		case NVX_UVM_OPT_VCPUS:
 			if (strcmp(optarg, "1"))
@@ -412,11 +502,25 @@ static int nvx_uvm_run_parse(struct nvx_ctx *ctx, int argc, char **argv,
 			return nvx_getopt_error(ctx, c, argv);
 		}
 	}
-	if (a->clone_args && !a->clones)
-		return nvx_usage_error(ctx, "--clone-args needs --clones");
-	if (optind >= argc)
-		return nvx_usage_error(ctx, "IMAGE is required");
-	a->image = argv[optind++];
+	if (make_tmpl && !a->out)
+		return nvx_usage_error(ctx, "-o FILE is required");
+	if (a->tmpl) {
+		if (a->mem_set)
+			return nvx_usage_error(ctx,
+					       "--template: the RAM is the template's (no --mem)");
+		if (!a->clones)
+			a->clones = 1;
+		if (optind < argc && strcmp(argv[optind - 1], "--"))
+			return nvx_usage_error(ctx,
+					       "--template: no IMAGE (ARGS after --)");
+	} else {
+		if (a->clone_args && !a->clones)
+			return nvx_usage_error(ctx,
+					       "--clone-args needs --clones");
+		if (optind >= argc)
+			return nvx_usage_error(ctx, "IMAGE is required");
+		a->image = argv[optind++];
+	}
 	if (optind < argc && !strcmp(argv[optind], "--"))
 		optind++;
 	a->argc = argc - optind;
@@ -424,29 +528,174 @@ static int nvx_uvm_run_parse(struct nvx_ctx *ctx, int argc, char **argv,
 	return NVX_EXIT_OK;
 }
 
+/*
+ * The tenant's endpoint for @vms VMs (its policy and poller set), and
+ * its system process forked on it: *@ep_fd and *@sys, or an exit status.
+ */
+static int nvx_uvm_start_sys(struct nvx_ctx *ctx,
+			     const struct nvx_uvm_run_args *a,
+			     unsigned int vms, int *ep_fd, pid_t *sys)
+{
+	struct nvx_uvm_endpoint ep = { .max_vms = vms };
+	struct nvx_sys_opts so = { .policy_set = true, .vms = vms };
+	struct nvx_sys_tenant t;
+	int ret;
+
+	ret = nvx_uvm_tenant(ctx, &a->ta, &t);
+	if (ret)
+		return ret;
+	so.verbose = a->ta.verbose;
+	so.uintr = a->ta.uintr;
+	ret = nvx_ioctl(ctx, NVX_IOC_UVM_ENDPOINT, &ep, "NVX_IOC_UVM_ENDPOINT");
+	if (ret)
+		return ret;
+	/* the policy is in place before the VM can send anything */
+	ret = nvx_sys_apply_policy(ep.fd, &t, so.verbose);
+	if (!ret && a->ta.poll)
+		ret = nvx_uvm_poll_ep(ep.fd);
+	if (ret) {
+		close(ep.fd);
+		return ret;
+	}
+
+	fflush(NULL);
+	*sys = fork();
+	if (*sys < 0) {
+		nvx_err("uvm: fork: %s", strerror(errno));
+		close(ep.fd);
+		return NVX_EXIT_FAIL;
+	}
+	if (!*sys) {
+		/* the system process: the endpoint, stdin and stdout */
+		if (so.uintr)
+			so.nvx_fd = ctx->fd;
+		else
+			close(ctx->fd);
+		_exit(nvx_sys_serve(ep.fd, &t, &so));
+	}
+	*ep_fd = ep.fd;
+	return NVX_EXIT_OK;
+}
+
+/* The system process ends once every VM is gone; @stop: kill it first. */
+static void nvx_uvm_end_sys(pid_t sys, bool stop)
+{
+	int st;
+
+	if (stop)
+		kill(sys, SIGTERM);
+	if (waitpid(sys, &st, 0) == sys && !stop &&
+	    !(WIFEXITED(st) && !WEXITSTATUS(st)))
+		nvx_warn("uvm: the system process ended with status %#x", st);
+}
+
 static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 {
 	struct nvx_uvm_run_args a = { .mem = 4ULL << 20 };
-	struct nvx_uvm_endpoint ep = { .max_vms = 1 };
-	struct nvx_sys_opts so = { .policy_set = true };
 	struct nvx_uvm_opts o = { 0 };
 	char path[PATH_MAX], *gargv[64];
-	struct nvx_sys_tenant t;
+	struct nvx_uvm_tmpl *t = NULL;
 	struct nvx_uvm_vm vm;
+	unsigned int started;
 	const char *where;
+	int ret, i, ep_fd;
 	pid_t sys;
-	int ret, i, st;
 
-	ret = nvx_uvm_run_parse(ctx, argc, argv, &a);
+	ret = nvx_uvm_run_parse(ctx, argc, argv, &a, false);
 	if (ret)
 		return ret;
 	if (a.argc + 1 > (int)NVX_ARRAY_SIZE(gargv))
 		return nvx_usage_error(ctx, "too many guest arguments");
-	ret = nvx_uvm_tenant(ctx, &a.ta, &t);
+	if (a.tmpl) {
+		t = calloc(1, sizeof(*t));
+		if (!t) {
+			nvx_err("uvm: %s", strerror(ENOMEM));
+			return NVX_EXIT_FAIL;
+		}
+		ret = nvx_uvm_tmpl_open(ctx, a.tmpl, t);
+		if (ret) {
+			free(t);
+			return ret;
+		}
+		gargv[0] = t->name;
+	} else {
+		ret = nvx_uvm_find_image(a.image, path, sizeof(path));
+		if (ret) {
+			nvx_err("uvm: image %s: %s", a.image, strerror(-ret));
+			return NVX_EXIT_FAIL;
+		}
+		gargv[0] = (char *)a.image;
+	}
+	for (i = 0; i < a.argc; i++)
+		gargv[i + 1] = a.argv[i];
+	/* the template's VM (unless loaded), then its clones */
+	ret = nvx_uvm_start_sys(ctx, &a, a.clones + !t, &ep_fd, &sys);
+	if (ret) {
+		if (t)
+			nvx_uvm_tmpl_free(t);
+		free(t);
+		return ret;
+	}
+
+	o.mem = a.mem;
+	o.image = path;
+	o.argc = a.argc + 1;
+	o.argv = gargv;
+	o.ep_fd = ep_fd;
+	o.slow = a.slow;
+	if (a.clones) {
+		/* with a template file and no ARGS: the template's */
+		if (t && !a.argc)
+			o.argc = 0;
+		/* it closes ep_fd once the clones are attached */
+		ret = nvx_uvm_run_clones(ctx, &o, t, a.clones, a.clone_args,
+					 a.stats, &started);
+		free(t);
+		/* the system process waits for every clone's VM_GONE notice */
+		nvx_uvm_end_sys(sys, started < a.clones);
+		return ret;
+	}
+	ret = nvx_uvm_create(&vm, ctx->fd, &o, &where);
+	/* from now on only the system process holds the endpoint */
+	close(ep_fd);
+	if (ret) {
+		nvx_err("uvm: %s: %s", where, strerror(-ret));
+		nvx_uvm_destroy(&vm);
+		nvx_uvm_end_sys(sys, true);
+		return NVX_EXIT_FAIL;
+	}
+	ret = nvx_uvm_run(&vm);
+	if (a.stats)
+		nvx_uvm_print_stats(&vm);
+	ret = nvx_uvm_report(&vm, ret);
+	nvx_uvm_destroy(&vm);	/* the system process sees VM_GONE */
+	nvx_uvm_end_sys(sys, false);
+	return ret;
+}
+
+/*
+ * `uvm template -o FILE IMAGE [-- ARGS]`: boot IMAGE to its ready point
+ * (its messages served by a system process, as for uvm run), freeze it
+ * and write the template to FILE (through FILE.tmp, renamed).
+ */
+static int cmd_uvm_template(struct nvx_ctx *ctx, int argc, char **argv)
+{
+	struct nvx_uvm_run_args a = { .mem = 4ULL << 20 };
+	char path[PATH_MAX], tmp[PATH_MAX], *gargv[64];
+	struct nvx_uvm_opts o = { 0 };
+	struct nvx_uvm_tmpl *t;
+	int ret, i, ep_fd, fd;
+	const char *where;
+	struct stat st;
+	pid_t sys;
+
+	ret = nvx_uvm_run_parse(ctx, argc, argv, &a, true);
 	if (ret)
 		return ret;
-	so.verbose = a.ta.verbose;
-	so.uintr = a.ta.uintr;
+	if (a.argc + 1 > (int)NVX_ARRAY_SIZE(gargv))
+		return nvx_usage_error(ctx, "too many guest arguments");
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", a.out) >= (int)sizeof(tmp))
+		return nvx_usage_error(ctx, "-o: name too long");
 	ret = nvx_uvm_find_image(a.image, path, sizeof(path));
 	if (ret) {
 		nvx_err("uvm: image %s: %s", a.image, strerror(-ret));
@@ -455,82 +704,75 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 	gargv[0] = (char *)a.image;
 	for (i = 0; i < a.argc; i++)
 		gargv[i + 1] = a.argv[i];
-	/* the template's VM, then its clones */
-	if (a.clones) {
-		ep.max_vms = a.clones + 1;
-		so.vms = a.clones + 1;
-	}
-	ret = nvx_ioctl(ctx, NVX_IOC_UVM_ENDPOINT, &ep, "NVX_IOC_UVM_ENDPOINT");
-	if (ret)
-		return ret;
-	/* the policy is in place before the VM can send anything */
-	ret = nvx_sys_apply_policy(ep.fd, &t, so.verbose);
-	if (!ret && a.ta.poll)
-		ret = nvx_uvm_poll_ep(ep.fd);
-	if (ret) {
-		close(ep.fd);
-		return ret;
-	}
-
-	fflush(NULL);
-	sys = fork();
-	if (sys < 0) {
-		nvx_err("uvm: fork: %s", strerror(errno));
-		close(ep.fd);
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		nvx_err("uvm: %s", strerror(ENOMEM));
 		return NVX_EXIT_FAIL;
 	}
-	if (!sys) {
-		/* the system process: the endpoint, stdin and stdout */
-		if (so.uintr)
-			so.nvx_fd = ctx->fd;
-		else
-			close(ctx->fd);
-		_exit(nvx_sys_serve(ep.fd, &t, &so));
+	ret = nvx_uvm_start_sys(ctx, &a, 1, &ep_fd, &sys);
+	if (ret) {
+		free(t);
+		return ret;
 	}
-
 	o.mem = a.mem;
 	o.image = path;
 	o.argc = a.argc + 1;
 	o.argv = gargv;
-	o.ep_fd = ep.fd;
+	o.ep_fd = ep_fd;
 	o.slow = a.slow;
-	if (a.clones) {
-		unsigned int started;
-
-		/* it closes ep.fd once the clones are attached */
-		ret = nvx_uvm_run_clones(ctx, &o, a.clones, a.clone_args,
-					 a.stats, &started);
-		/* the system process waits for every clone's VM_GONE notice */
-		if (started < a.clones) {
-			kill(sys, SIGTERM);
-			waitpid(sys, NULL, 0);
-			return ret;
-		}
-		if (waitpid(sys, &st, 0) == sys && !(WIFEXITED(st) &&
-						     !WEXITSTATUS(st)))
-			nvx_warn("uvm: the system process ended with status %#x",
-				 st);
-		return ret;
+	ret = nvx_uvm_tmpl_make(t, ctx->fd, &o, &where);
+	close(ep_fd);
+	/* the VM is gone: the system process ends (told to if it failed) */
+	nvx_uvm_end_sys(sys, ret);
+	if (ret == -ENOEXEC) {
+		if (t->reason)
+			nvx_err("uvm: template: the guest was stopped before its ready point: %s",
+				nvx_uvm_reason_name(t->reason));
+		else
+			nvx_err("uvm: template: the guest exited with status %u before its ready point",
+				t->exit_status);
+		free(t);
+		return NVX_UVM_EXIT_STOPPED;
 	}
-	ret = nvx_uvm_create(&vm, ctx->fd, &o, &where);
-	/* from now on only the system process holds the endpoint */
-	close(ep.fd);
 	if (ret) {
-		nvx_err("uvm: %s: %s", where, strerror(-ret));
-		nvx_uvm_destroy(&vm);
-		kill(sys, SIGTERM);
-		waitpid(sys, NULL, 0);
+		nvx_err("uvm: template: %s: %s", where, strerror(-ret));
+		free(t);
+		return ret == -EBUSY ? NVX_UVM_EXIT_STOPPED : NVX_EXIT_FAIL;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		where = "create";
+	} else {
+		ret = nvx_uvm_tmpl_save(t, fd, &where);
+		if (!ret && fsync(fd) < 0) {
+			ret = -errno;
+			where = "fsync";
+		}
+		if (!ret && fstat(fd, &st) < 0) {
+			ret = -errno;
+			where = "fstat";
+		}
+		close(fd);
+		if (!ret && rename(tmp, a.out) < 0) {
+			ret = -errno;
+			where = "rename";
+		}
+		if (ret)
+			unlink(tmp);
+	}
+	nvx_uvm_tmpl_free(t);
+	free(t);
+	if (ret) {
+		nvx_err("uvm: template %s: %s: %s", a.out, where,
+			strerror(-ret));
 		return NVX_EXIT_FAIL;
 	}
-	ret = nvx_uvm_run(&vm);
 	if (a.stats)
-		nvx_uvm_print_stats(&vm);
-	ret = nvx_uvm_report(&vm, ret);
-	nvx_uvm_destroy(&vm);	/* the system process sees VM_GONE */
-	if (waitpid(sys, &st, 0) == sys && !(WIFEXITED(st) &&
-					     !WEXITSTATUS(st)))
-		nvx_warn("uvm: the system process ended with status %#x", st);
-	return ret;
+		fprintf(stderr, "template %s: %llu KiB of guest RAM, file %lld KiB\n",
+			a.out, (unsigned long long)(o.mem >> 10),
+			(long long)(st.st_size >> 10));
+	return NVX_EXIT_OK;
 }
 
 /* What --policy, --tenant and --root mean, in both usages. */
@@ -559,6 +801,7 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 static const char nvx_uvm_serve_usage[] =
 	"--ep-fd FD [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--poll] [--debug-forbidden-syscall]\n"
 	"       uvm serve --listen ADDR:PORT [--warm N] [--max N] [--timeout S] [--lifetime S] [--mem SIZE] [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--poll] IMAGE [-- ARGS...]\n"
+	"       uvm serve --listen ADDR:PORT --template FILE [the options above but --mem] [-- ARGS...]\n"
 	"\n"
 	"With --listen, the function server: listens on ADDR:PORT (IPv4, or\n"
 	"[IPv6]; port 0 picks one; it prints \"listening on ADDR:PORT\") and\n"
@@ -573,7 +816,11 @@ static const char nvx_uvm_serve_usage[] =
 	"guest's READ or WRITE with -EAGAIN; a VM serving one connection for\n"
 	"--lifetime seconds (default 0: no limit) is stopped. One system\n"
 	"process of the tenant serves all the VMs. Runs until SIGTERM or\n"
-	"SIGINT, then stops every VM and exits 0.\n"
+	"SIGINT, then stops every VM and exits 0. With --template FILE (made by\n"
+	"uvm template of a guest whose ready point comes before its READY) each\n"
+	"VM is a clone of the template instead of a fresh boot of an IMAGE:\n"
+	"it resumes at the ready point with its own id and seed, and ARGS (if\n"
+	"given) as its arguments.\n"
 	"\n"
 	"Without --listen:\n"
 	"The system process of one tenant. Serves the endpoint FD (inherited\n"
@@ -597,6 +844,7 @@ const struct nvx_cmd nvx_uvm_cmds[] = {
 		.summary = "run a guest image in a light user VM",
 		.usage =
 			 "[--mem SIZE] [--vcpus 1] [--slow-path] [--stats] [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--poll] [--clones N [--clone-args ARGS]] IMAGE [-- ARGS...]\n"
+			 "       uvm run --template FILE [--clones N [--clone-args ARGS]] [other options but --mem] [-- ARGS...]\n"
 			 "\n"
 			 "Starts a KVM VM with one vCPU whose RAM (SIZE, default 4M) is a grant\n"
 			 "from the nvx pool, loads IMAGE (a flat image from tools/nvx/guest:\n"
@@ -625,12 +873,40 @@ const struct nvx_cmd nvx_uvm_cmds[] = {
 			 "and the clones' start times and the pages the clones copied.\n"
 			 "Documentation/nvx/uvm.rst, \"Templates and clones\".\n"
 			 "\n"
+			 "With --template FILE (made by uvm template) no template is made: N\n"
+			 "clones (default 1) of the one in FILE run, with ARGS as their\n"
+			 "arguments (argv[0] the template's image name; without ARGS the\n"
+			 "template's own); the RAM size is the template's. A FILE that is not\n"
+			 "a template, is cut short or damaged fails with a message (exit 1).\n"
+			 "\n"
 			 "Exit status: the guest's exit status (0-255), or 125 when the VM\n"
 			 "was stopped (a message on stderr says why: bad-port, bad-ring,\n"
 			 "bad-message, bad-size, bad-address, flood, endpoint-gone, over-limit,\n"
 			 "no-memory, shutdown, a guest exception), or 1 when it could not be\n"
 			 "started, or 2 for a bad command line or policy file.\n",
 		.fn = cmd_uvm_run,
+		.flags = NVX_CMD_NO_JSON,
+	},
+	{
+		.name = "template",
+		.summary = "make a template of a guest at its ready point, in a file",
+		.usage =
+			 "-o FILE [--mem SIZE] [--slow-path] [--stats] [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--poll] IMAGE [-- ARGS...]\n"
+			 "\n"
+			 "Boots IMAGE with ARGS as uvm run does (its messages served by a\n"
+			 "forked system process of the tenant) until the guest reaches its\n"
+			 "ready point (the runtime's ready_point()), freezes it there and\n"
+			 "writes the template to FILE (through FILE.tmp, renamed): the guest's\n"
+			 "vCPU state and the pages of its RAM that are not zero. `uvm run\n"
+			 "--template FILE` and `uvm serve --listen ... --template FILE` start\n"
+			 "clones of it, in any later process of this machine. --stats prints\n"
+			 "the RAM and file sizes. Documentation/nvx/uvm.rst, \"Template files\".\n"
+			 "\n"
+			 "Exit status: 0 when FILE was written; 125 when the guest exited, was\n"
+			 "stopped, or had messages in flight before or at its ready point (a\n"
+			 "message on stderr says which); 1 when the VM or FILE could not be\n"
+			 "made; 2 for a bad command line or policy file.\n",
+		.fn = cmd_uvm_template,
 		.flags = NVX_CMD_NO_JSON,
 	},
 	{

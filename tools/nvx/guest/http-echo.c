@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * http-echo: an HTTP/1.1 echo function. It says READY, then serves the
+ * http-echo: an HTTP/1.1 echo function. It passes its ready point (where
+ * `nvxtool uvm template` freezes it), says READY, then serves the
  * requests that come on fd 0 and answers on fd 1: a function server
  * (nvxtool uvm serve --listen) makes both a client's connection.
  *
@@ -26,6 +27,11 @@
 #include <unistd.h>
 
 static int ready(void)
+{
+	return 0;
+}
+
+static int ready_point(void)
 {
 	return 0;
 }
@@ -275,6 +281,12 @@ static int main_http_echo(void)
 	c.in = alloc(HDR_MAX, 16);
 	c.out = alloc(OUT_MAX, 16);
 	if (!c.in || !c.out)
+		return 1;
+	/*
+	 * Where a template is made (uvm template): a clone resumes here,
+	 * buffers allocated; nothing in flight, so never -EBUSY.
+	 */
+	if (ready_point())
 		return 1;
 	/* no request before this: a server hands a connection only now */
 	if (ready())

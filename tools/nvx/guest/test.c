@@ -458,18 +458,21 @@ static int t_template_busy(void)
 }
 
 /*
- * "tmpl-check", in a clone of "template": the prepared page is as the
- * template left it (no other clone's writes), the id is not the
- * template's; then the clone writes its own id over the page.
+ * "tmpl-check [file]", in a clone of "template": the prepared page is as
+ * the template left it (no other clone's writes), the id is not the
+ * template's (ids are per endpoint: with "file", a template made on
+ * another endpoint, only that one was noted); then the clone writes its
+ * own id over the page.
  */
 static int t_tmpl_check(void)
 {
 	unsigned int id = ctrl()->vm_id, i;
+	int file = nargs > 2 && !strcmp(args[2], "file");
 
 	for (i = 0; i < sizeof(tmpl_page); i++)
 		if (tmpl_page[i] != 'T')
 			return 31;
-	if (!tmpl_vm || id == tmpl_vm)
+	if (!tmpl_vm || (id == tmpl_vm && !file))
 		return 32;
 	memset(tmpl_page, id & 0xff, sizeof(tmpl_page));
 	return 0;
@@ -1618,7 +1621,7 @@ static int print_usage(void)
 	static const char *const u[] = {
 		"usage: test MODE [ARGS] (see test.c)\n",
 		"modes: ping N [W] | ping-gap N MAXUS | bulk SIZE OFF |\n",
-		"  seed | args | id | clock | template [MODE ARGS] | tmpl-check |\n",
+		"  seed | args | id | clock | template [MODE ARGS] | tmpl-check [file] |\n",
 		"  template-busy | template-raw-busy |\n",
 		"  spin | pushloop | wait [N] | badport | badring | oversize |\n",
 		"  badaddr | badsg | badmsg | flood |\n",

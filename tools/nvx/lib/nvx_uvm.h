@@ -117,6 +117,8 @@ int nvx_uvm_run(struct nvx_uvm_vm *vm);
  * control registers, XSAVE and XCR0, the local APIC, pending events; no
  * MSRs: the runtime sets none). Clones share the RAM copy-on-write.
  */
+#define NVX_UVM_TMPL_NAME	64
+
 struct nvx_uvm_tmpl {
 	int grant_fd;
 	uint64_t mem_size;
@@ -131,12 +133,50 @@ struct nvx_uvm_tmpl {
 	/* when nvx_uvm_tmpl_make() says -ENOEXEC */
 	uint32_t exit_status;
 	uint32_t reason;
+	char name[NVX_UVM_TMPL_NAME];	/* the guest's argv[0] */
+};
+
+/*
+ * A template file (lib/tmpl.c; Documentation/nvx/uvm.rst, "Template
+ * files"), little-endian: this header, the vCPU state (struct kvm_regs,
+ * kvm_sregs, kvm_xcrs, kvm_xsave, kvm_lapic_state, kvm_vcpu_events, in
+ * that order, each of the size the header gives), the index (u64) of
+ * each stored page, ascending, then the stored pages, 4 KiB each. Pages
+ * not stored are zero. @sum is FNV-1a over every 64-bit word after the
+ * header.
+ */
+#define NVX_UVM_TMPL_MAGIC	"NVXTMPL"	/* and a NUL */
+#define NVX_UVM_TMPL_VERSION	1
+#define NVX_UVM_TMPL_PAGE	4096
+#define NVX_UVM_TMPL_NR_STATE	6
+#define NVX_UVM_TMPL_MAX_MEM	(4ULL << 30)
+
+struct nvx_uvm_tmpl_file {
+	char magic[8];
+	uint32_t version;
+	uint32_t hdr_size;	/* of this header */
+	uint64_t mem_size;	/* bytes of guest RAM */
+	uint64_t tsc_khz;	/* the TSC rate the guest was told */
+	uint32_t entries;	/* ring entries */
+	uint32_t nr_pages;	/* pages stored */
+	uint32_t state_size[NVX_UVM_TMPL_NR_STATE];
+	char name[NVX_UVM_TMPL_NAME];	/* NUL-terminated */
+	uint64_t sum;
 };
 
 /* Boot @o to its ready point and freeze it into @t (see lib/uvm.c). */
 int nvx_uvm_tmpl_make(struct nvx_uvm_tmpl *t, int nvx_fd,
 		      const struct nvx_uvm_opts *o, const char **where);
 void nvx_uvm_tmpl_free(struct nvx_uvm_tmpl *t);
+
+/*
+ * Write @t to @fd as a template file; read one into @t (its RAM a new
+ * sealed grant, more flags @grant_flags). See lib/tmpl.c.
+ */
+int nvx_uvm_tmpl_save(const struct nvx_uvm_tmpl *t, int fd,
+		      const char **where);
+int nvx_uvm_tmpl_load(struct nvx_uvm_tmpl *t, int nvx_fd, int fd,
+		      uint32_t grant_flags, const char **where);
 
 /* A KVM VM made ahead of demand for nvx_uvm_clone(); see lib/uvm.c. */
 int nvx_uvm_prepare(struct nvx_uvm_vm *vm, const char **where);

@@ -602,6 +602,8 @@ int nvx_uvm_tmpl_make(struct nvx_uvm_tmpl *t, int nvx_fd,
 	t->mem_size = vm.mem_size;
 	t->entries = vm.entries;
 	t->tsc_khz = vm.ctrl->tsc_khz;
+	if (o->argc > 0)
+		snprintf(t->name, sizeof(t->name), "%s", o->argv[0]);
 	/* keep the RAM, drop the rest: no mapping, no channel holds it */
 	t->grant_fd = vm.grant_fd;
 	vm.grant_fd = -1;

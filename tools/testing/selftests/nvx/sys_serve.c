@@ -77,6 +77,7 @@ struct srv {
 	struct run *run;		/* its stdout and stderr */
 	struct sockaddr_in addr;
 	unsigned int warm;
+	bool tmpl;			/* --template (of SRV_MEM): clones */
 	char what[64];			/* "test.img serve-mix", for messages */
 	int ep_nr;			/* its endpoint's fd in it; -1: unknown */
 	int fds, sys_fds;		/* open fds of both when idle */
@@ -309,15 +310,35 @@ static bool srv_idle(struct srv *s, struct idle *st)
 	       st->sys_fds == s->sys_fds;
 }
 
+/*
+ * The grants and bytes the servers that are up hold when idle: each warm
+ * VM's RAM, but a server of clones holds its template's RAM and a clone
+ * per warm VM (a grant that has no pool memory of its own).
+ */
+static void pool_want(struct servers *x, long long *grants,
+		      long long *bytes)
+{
+	unsigned int i;
+
+	*grants = x->e.start.grants_live;
+	*bytes = x->e.start.granted_bytes;
+	for (i = 0; i < NR_SRV; i++) {
+		if (!x->s[i].up)
+			continue;
+		*grants += x->s[i].warm + x->s[i].tmpl;
+		*bytes += (x->s[i].tmpl ? 1 : x->s[i].warm) * SRV_MEM_BYTES;
+	}
+}
+
 /* The pool's grants are the warm VMs' of every server. */
 static bool pool_idle(struct servers *x, struct nvx_pool_stats *ps)
 {
-	unsigned int w = total_warm(x);
+	long long grants, bytes;
 
+	pool_want(x, &grants, &bytes);
 	return !pool_stats(x->e.fd, ps) &&
-	       ps->grants_live == x->e.start.grants_live + w &&
-	       ps->granted_bytes == x->e.start.granted_bytes +
-				    w * SRV_MEM_BYTES;
+	       (long long)ps->grants_live == grants &&
+	       (long long)ps->granted_bytes == bytes;
 }
 
 /* Every server that is up is idle, and the pool too, within IDLE_MS. */
@@ -328,6 +349,7 @@ static void all_idle(struct __test_metadata *_metadata,
 	bool ok[NR_SRV], pool_ok, all;
 	uint64_t end = now_ms() + IDLE_MS;
 	struct nvx_pool_stats ps;
+	long long grants, bytes;
 	unsigned int w;
 	struct srv *s;
 	int i;
@@ -367,10 +389,10 @@ static void all_idle(struct __test_metadata *_metadata,
 	if (pool_ok)
 		return;
 	w = total_warm(x);
-	EXPECT_EQ(x->e.start.grants_live + w, ps.grants_live)
+	pool_want(x, &grants, &bytes);
+	EXPECT_EQ(grants, (long long)ps.grants_live)
 		TH_LOG("%s: the pool's grants (%u warm VMs)", when, w);
-	EXPECT_EQ(x->e.start.granted_bytes + w * SRV_MEM_BYTES,
-		  ps.granted_bytes)
+	EXPECT_EQ(bytes, (long long)ps.granted_bytes)
 		TH_LOG("%s: the pool's granted bytes (%u warm VMs)", when, w);
 }
 
@@ -393,29 +415,35 @@ static bool srv_start(struct __test_metadata *_metadata,
 	bool ok;
 	int n = 0;
 
-	snprintf(img, sizeof(img), "%s/%s", x->e.dir, image);
+	snprintf(img, sizeof(img), "%s/%s", x->e.dir, image ? image : "");
 	snprintf(warm_s, sizeof(warm_s), "%u", warm);
-	snprintf(s->what, sizeof(s->what), "%s%s%s", image, mode ? " " : "",
+	snprintf(s->what, sizeof(s->what), "%s%s%s",
+		 image ? image : "a template", mode ? " " : "",
 		 mode ? mode : "");
 	argv[n++] = (char *)"nvxtool";
 	argv[n++] = (char *)"uvm";
 	argv[n++] = (char *)"serve";
 	argv[n++] = (char *)"--listen";
 	argv[n++] = (char *)"127.0.0.1:0";
-	argv[n++] = (char *)"--mem";
-	argv[n++] = (char *)SRV_MEM;
+	/* a template (in @opts) has its RAM size */
+	if (image) {
+		argv[n++] = (char *)"--mem";
+		argv[n++] = (char *)SRV_MEM;
+	}
 	argv[n++] = (char *)"--warm";
 	argv[n++] = warm_s;
 	argv[n++] = (char *)"--verbose";
 	while (*opts && n < RUN_ARGS - 3)
 		argv[n++] = (char *)*opts++;
-	argv[n++] = img;
+	if (image)
+		argv[n++] = img;
 	if (mode) {
 		argv[n++] = (char *)"--";
 		argv[n++] = (char *)mode;
 	}
 	argv[n] = NULL;
 	s->warm = warm;
+	s->tmpl = !image;
 	s->run = calloc(1, sizeof(*s->run));
 	EXPECT_NE(NULL, s->run);
 	if (!s->run)
@@ -1121,6 +1149,85 @@ SERVE_TEST(echo_bodies)
 	for (i = 0; i < ARRAY_SIZE(sizes); i++)
 		free((void *)q[i].body);
 	srv_want(s, 5, 5, 0, 0);
+}
+
+/* How many of @pid's fds have @line in their fdinfo. */
+static int count_fdinfo(pid_t pid, const char *line)
+{
+	char path[320], buf[2048];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo", pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid,
+			 de->d_name);
+		if (!read_text(path, buf, sizeof(buf)) && strstr(buf, line))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * --template FILE: `uvm template` of http-echo (its ready point comes
+ * before READY) in one process, a server of clones of it in another.
+ * Its VMs are clones (fdinfo of the server: one template grant, a clone
+ * grant per warm VM); bodies on new connections and keep-alive are
+ * echoed as by booted VMs; both warm and cold VMs are clones.
+ */
+SERVE_TEST(template_clones)
+{
+	char dir[] = "/tmp/nvx-serve-XXXXXX", path[64], img[PATH_MAX + 32];
+	struct srv *s = &self->x.s[0];
+	unsigned int i;
+	char what[64];
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/http.nvxt", dir);
+	snprintf(img, sizeof(img), "%s/http-echo.img", self->x.e.dir);
+	nvxtool(&cmd, "uvm", "template", "-o", path, "--mem", SRV_MEM, img,
+		NULL);
+	ASSERT_TRUE(WIFEXITED(cmd.status)) TH_LOG("%s: %s", cmd.cmd, cmd.err);
+	ASSERT_EQ(0, WEXITSTATUS(cmd.status)) TH_LOG("%s", cmd.err);
+
+	ASSERT_TRUE(srv_start(_metadata, &self->x, 0, 2,
+			      OPTS("--template", path), NULL, NULL));
+	/* the file is read at the start: the server does not need it */
+	unlink(path);
+	rmdir(dir);
+	EXPECT_EQ(1, count_fdinfo(s->pid, "template:\t1\n"));
+	EXPECT_EQ(2, count_fdinfo(s->pid, "clone:\t1\n"));
+	for (i = 0; i < 6; i++) {
+		snprintf(what, sizeof(what), "clone %u, %u bytes", i,
+			 i * 7000);
+		EXPECT_TRUE(echo_new(_metadata, s, i * 7000, i + 1, what));
+	}
+	/* 2 warm, then made for their connections */
+	srv_want(s, 6, -1, 0, 0);
+	EXPECT_EQ(1, count_fdinfo(s->pid, "template:\t1\n"));
+	EXPECT_LE(2, count_fdinfo(s->pid, "clone:\t1\n"));
+	EXPECT_EQ(0, count_fdinfo(s->pid, "template:\t0\nclone:\t0\n"))
+		TH_LOG("a grant that is not a clone: a VM booted from an image");
+
+	/* usage: no --mem, no IMAGE with --template; a bad file: 1 */
+	nvxtool(&cmd, "uvm", "serve", "--listen", "127.0.0.1:0", "--template",
+		path, "--mem", "2M", NULL);
+	EXPECT_EQ(2, WEXITSTATUS(cmd.status)) TH_LOG("%s", cmd.err);
+	nvxtool(&cmd, "uvm", "serve", "--listen", "127.0.0.1:0", "--template",
+		path, img, NULL);
+	EXPECT_EQ(2, WEXITSTATUS(cmd.status)) TH_LOG("%s", cmd.err);
+	nvxtool(&cmd, "uvm", "serve", "--listen", "127.0.0.1:0", "--template",
+		img, NULL);
+	EXPECT_EQ(1, WEXITSTATUS(cmd.status)) TH_LOG("%s", cmd.err);
+	EXPECT_NE(NULL, strstr(cmd.err, "not an nvx template")) TH_LOG("%s",
+									cmd.err);
 }
 
 /*
