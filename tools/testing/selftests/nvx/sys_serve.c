@@ -1226,8 +1226,8 @@ SERVE_TEST(template_clones)
 	nvxtool(&cmd, "uvm", "serve", "--listen", "127.0.0.1:0", "--template",
 		img, NULL);
 	EXPECT_EQ(1, WEXITSTATUS(cmd.status)) TH_LOG("%s", cmd.err);
-	EXPECT_NE(NULL, strstr(cmd.err, "not an nvx template")) TH_LOG("%s",
-									cmd.err);
+	EXPECT_NE(NULL, strstr(cmd.err, "not an nvx template"))
+		TH_LOG("%s", cmd.err);
 }
 
 /*

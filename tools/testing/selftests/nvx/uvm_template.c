@@ -323,8 +323,8 @@ UVM_TEST(template_files)
 		tdir_path(&d, "seed.nvxt"), "--clones", n, NULL);
 	ASSERT_TRUE(WIFEXITED(run.status)) TH_LOG("%s: %s", run.cmd, run.err);
 	ASSERT_EQ(0, WEXITSTATUS(run.status)) TH_LOG("%s", run.err);
-	EXPECT_EQ(NULL, strstr(run.err, "template: ready")) TH_LOG("%s",
-								  run.err);
+	EXPECT_EQ(NULL, strstr(run.err, "template: ready"))
+		TH_LOG("%s", run.err);
 	nr = split_lines(run.out, lines, 32);
 	ASSERT_EQ(20, nr);
 	for (i = 0; i < nr; i++)
