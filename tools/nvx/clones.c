@@ -201,7 +201,8 @@ int nvx_uvm_run_clones(struct nvx_ctx *ctx, const struct nvx_uvm_opts *o,
 
 		co.argc = loaded ? o->argc : 0;
 		if (spec) {
-			ret = nvx_clone_args(&c[i], t->name, spec, i);
+			ret = nvx_clone_args(&c[i], loaded ? t->name :
+					     o->argv[0], spec, i);
 			if (ret < 0) {
 				nvx_err("uvm: --clone-args: too long");
 				break;
@@ -250,6 +251,9 @@ int nvx_uvm_run_clones(struct nvx_ctx *ctx, const struct nvx_uvm_opts *o,
 out:
 	close(o->ep_fd);
 	free(c);
-	free(t);
+	if (loaded)
+		nvx_uvm_tmpl_free(t);
+	else
+		free(t);
 	return NVX_UVM_EXIT_STOPPED;
 }

@@ -638,7 +638,7 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 	}
 
 	o.mem = a.mem;
-	o.image = path;
+	o.image = t ? NULL : path;
 	o.argc = a.argc + 1;
 	o.argv = gargv;
 	o.ep_fd = ep_fd;
@@ -676,7 +676,7 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 /*
  * `uvm template -o FILE IMAGE [-- ARGS]`: boot IMAGE to its ready point
  * (its messages served by a system process, as for uvm run), freeze it
- * and write the template to FILE (through FILE.tmp, renamed).
+ * and write the template to FILE (through a new FILE.XXXXXX, renamed).
  */
 static int cmd_uvm_template(struct nvx_ctx *ctx, int argc, char **argv)
 {
@@ -694,7 +694,7 @@ static int cmd_uvm_template(struct nvx_ctx *ctx, int argc, char **argv)
 		return ret;
 	if (a.argc + 1 > (int)NVX_ARRAY_SIZE(gargv))
 		return nvx_usage_error(ctx, "too many guest arguments");
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", a.out) >= (int)sizeof(tmp))
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", a.out) >= (int)sizeof(tmp))
 		return nvx_usage_error(ctx, "-o: name too long");
 	ret = nvx_uvm_find_image(a.image, path, sizeof(path));
 	if (ret) {
@@ -739,7 +739,13 @@ static int cmd_uvm_template(struct nvx_ctx *ctx, int argc, char **argv)
 		free(t);
 		return ret == -EBUSY ? NVX_UVM_EXIT_STOPPED : NVX_EXIT_FAIL;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* a new file of our own beside FILE, renamed over it when whole */
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd >= 0 && fchmod(fd, 0644) < 0) {
+		close(fd);
+		unlink(tmp);
+		fd = -1;
+	}
 	if (fd < 0) {
 		ret = -errno;
 		where = "create";
@@ -896,8 +902,8 @@ const struct nvx_cmd nvx_uvm_cmds[] = {
 			 "Boots IMAGE with ARGS as uvm run does (its messages served by a\n"
 			 "forked system process of the tenant) until the guest reaches its\n"
 			 "ready point (the runtime's ready_point()), freezes it there and\n"
-			 "writes the template to FILE (through FILE.tmp, renamed): the guest's\n"
-			 "vCPU state and the pages of its RAM that are not zero. `uvm run\n"
+			 "writes the template to FILE (through a new FILE.XXXXXX, renamed): the\n"
+			 "guest's vCPU state and the pages of its RAM that are not zero. `uvm run\n"
 			 "--template FILE` and `uvm serve --listen ... --template FILE` start\n"
 			 "clones of it, in any later process of this machine. --stats prints\n"
 			 "the RAM and file sizes. Documentation/nvx/uvm.rst, \"Template files\".\n"

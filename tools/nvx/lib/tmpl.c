@@ -246,9 +246,13 @@ static int nvx_tmpl_read_pages(int fd, const struct nvx_uvm_tmpl_file *h,
 	*where = "template file: truncated (page indexes)";
 	ret = nvx_tmpl_read(fd, idx, (size_t)h->nr_pages * sizeof(*idx), sum);
 	for (i = 0; i < h->nr_pages && !ret; i++) {
-		*where = "template file: page index out of order or past RAM";
-		if (idx[i] >= npages || (i && idx[i] <= idx[i - 1]))
+		if (idx[i] >= npages) {
+			*where = "template file: page index past RAM";
 			ret = -EINVAL;
+		} else if (i && idx[i] <= idx[i - 1]) {
+			*where = "template file: page index out of order";
+			ret = -EINVAL;
+		}
 	}
 	for (i = 0; i < h->nr_pages && !ret; i++) {
 		*where = "template file: truncated (pages)";
@@ -331,7 +335,9 @@ int nvx_uvm_tmpl_load(struct nvx_uvm_tmpl *t, int nvx_fd, int fd,
 	if (ret)
 		goto err;
 	*where = "template file: longer than its header says";
-	ret = read(fd, &c, 1);
+	do
+		ret = read(fd, &c, 1);
+	while (ret < 0 && errno == EINTR);
 	if (ret) {
 		ret = ret < 0 ? -errno : -EINVAL;
 		goto err;
