@@ -589,6 +589,34 @@ static void nvx_uvm_end_sys(pid_t sys, bool stop)
 		nvx_warn("uvm: the system process ended with status %#x", st);
 }
 
+/*
+ * The guest's argv in @gargv (@name or IMAGE, then ARGS; IMAGE's path in
+ * @path) and the VM's options in @o: NVX_EXIT_OK or an exit status.
+ */
+static int nvx_uvm_guest(const struct nvx_uvm_run_args *a, const char *name,
+			 char *path, size_t n, char **gargv,
+			 struct nvx_uvm_opts *o)
+{
+	int i, ret;
+
+	if (!name) {
+		ret = nvx_uvm_find_image(a->image, path, n);
+		if (ret) {
+			nvx_err("uvm: image %s: %s", a->image, strerror(-ret));
+			return NVX_EXIT_FAIL;
+		}
+	}
+	gargv[0] = (char *)(name ? name : a->image);
+	for (i = 0; i < a->argc; i++)
+		gargv[i + 1] = a->argv[i];
+	o->mem = a->mem;
+	o->image = name ? NULL : path;
+	o->argc = a->argc + 1;
+	o->argv = gargv;
+	o->slow = a->slow;
+	return NVX_EXIT_OK;
+}
+
 static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 {
 	struct nvx_uvm_run_args a = { .mem = 4ULL << 20 };
@@ -598,7 +626,7 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 	struct nvx_uvm_vm vm;
 	unsigned int started;
 	const char *where;
-	int ret, i, ep_fd;
+	int ret, ep_fd;
 	pid_t sys;
 
 	ret = nvx_uvm_run_parse(ctx, argc, argv, &a, false);
@@ -617,17 +645,11 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 			free(t);
 			return ret;
 		}
-		gargv[0] = t->name;
-	} else {
-		ret = nvx_uvm_find_image(a.image, path, sizeof(path));
-		if (ret) {
-			nvx_err("uvm: image %s: %s", a.image, strerror(-ret));
-			return NVX_EXIT_FAIL;
-		}
-		gargv[0] = (char *)a.image;
 	}
-	for (i = 0; i < a.argc; i++)
-		gargv[i + 1] = a.argv[i];
+	ret = nvx_uvm_guest(&a, t ? t->name : NULL, path, sizeof(path), gargv,
+			    &o);
+	if (ret)
+		return ret;
 	/* the template's VM (unless loaded), then its clones */
 	ret = nvx_uvm_start_sys(ctx, &a, a.clones + !t, &ep_fd, &sys);
 	if (ret) {
@@ -637,12 +659,7 @@ static int cmd_uvm_run(struct nvx_ctx *ctx, int argc, char **argv)
 		return ret;
 	}
 
-	o.mem = a.mem;
-	o.image = t ? NULL : path;
-	o.argc = a.argc + 1;
-	o.argv = gargv;
 	o.ep_fd = ep_fd;
-	o.slow = a.slow;
 	if (a.clones) {
 		/* with a template file and no ARGS: the template's */
 		if (t && !a.argc)
@@ -684,7 +701,7 @@ static int cmd_uvm_template(struct nvx_ctx *ctx, int argc, char **argv)
 	char path[PATH_MAX], tmp[PATH_MAX], *gargv[64];
 	struct nvx_uvm_opts o = { 0 };
 	struct nvx_uvm_tmpl *t;
-	int ret, i, ep_fd, fd;
+	int ret, ep_fd, fd;
 	const char *where;
 	struct stat st;
 	pid_t sys;
@@ -696,14 +713,9 @@ static int cmd_uvm_template(struct nvx_ctx *ctx, int argc, char **argv)
 		return nvx_usage_error(ctx, "too many guest arguments");
 	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", a.out) >= (int)sizeof(tmp))
 		return nvx_usage_error(ctx, "-o: name too long");
-	ret = nvx_uvm_find_image(a.image, path, sizeof(path));
-	if (ret) {
-		nvx_err("uvm: image %s: %s", a.image, strerror(-ret));
-		return NVX_EXIT_FAIL;
-	}
-	gargv[0] = (char *)a.image;
-	for (i = 0; i < a.argc; i++)
-		gargv[i + 1] = a.argv[i];
+	ret = nvx_uvm_guest(&a, NULL, path, sizeof(path), gargv, &o);
+	if (ret)
+		return ret;
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		nvx_err("uvm: %s", strerror(ENOMEM));
@@ -714,12 +726,7 @@ static int cmd_uvm_template(struct nvx_ctx *ctx, int argc, char **argv)
 		free(t);
 		return ret;
 	}
-	o.mem = a.mem;
-	o.image = path;
-	o.argc = a.argc + 1;
-	o.argv = gargv;
 	o.ep_fd = ep_fd;
-	o.slow = a.slow;
 	ret = nvx_uvm_tmpl_make(t, ctx->fd, &o, &where);
 	close(ep_fd);
 	/* the VM is gone: the system process ends (told to if it failed) */
