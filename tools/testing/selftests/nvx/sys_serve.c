@@ -1179,8 +1179,10 @@ static int count_fdinfo(pid_t pid, const char *line)
  * --template FILE: `uvm template` of http-echo (its ready point comes
  * before READY) in one process, a server of clones of it in another.
  * Its VMs are clones (fdinfo of the server: one template grant, a clone
- * grant per warm VM); bodies on new connections and keep-alive are
- * echoed as by booted VMs; both warm and cold VMs are clones.
+ * grant per warm VM); bodies of 0 to 35,000 bytes, each on a new
+ * connection, are echoed as by booted VMs; warm VMs and VMs made for
+ * their connection are all clones (no grant that is neither template
+ * nor clone); a bad --template is refused.
  */
 SERVE_TEST(template_clones)
 {
