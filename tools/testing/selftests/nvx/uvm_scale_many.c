@@ -661,7 +661,7 @@ int main(int argc, char **argv)
 		per_vmm = nr_vms / n;
 	}
 	v = getenv("NVX_SCALE_VMS");
-	scale_on = v != NULL;
+	scale_on = !!v;
 	if (v) {
 		unsigned long n = strtoul(v, &end, 10);
 
