@@ -246,6 +246,50 @@ void nvx_srq_complete(struct nvx_srq *srq, u32 queue, u32 buf, u32 stride,
 EXPORT_SYMBOL_GPL(nvx_srq_complete);
 
 /**
+ * nvx_srq_discard() - the NIC filled strides no completion can report
+ * @srq: the set.
+ * @queue: the queue that filled them.
+ * @buf: the buffer.
+ * @strides: how many.
+ * @len: the frame's length.
+ *
+ * For a NIC that writes first and completes after (mlx5): a frame that
+ * arrived when the queue's completion ring was full still used its
+ * strides. They count as released by the kernel (as a filler's, so the
+ * buffer comes back once the instance releases the rest) and the frame as
+ * dropped for want of completion ring room. One caller per queue at a
+ * time, BH disabled.
+ */
+void nvx_srq_discard(struct nvx_srq *srq, u32 queue, u32 buf, u32 strides,
+		     u32 len)
+{
+	struct nvx_srq_queue *q = &srq->queues[queue];
+	struct nvx_srq_buf *b = &srq->bufs[buf];
+	struct nvx_srq_pool *pool = &srq->pools[b->pool];
+
+	spin_lock(&srq->lock);
+	if (b->state == NVX_SRQ_BUF_POSTED) {
+		WRITE_ONCE(b->state, NVX_SRQ_BUF_FILLING);
+		pool->nr_posted--;
+		pool->nr_filling++;
+	}
+	WRITE_ONCE(b->hw_used, b->hw_used + strides);
+	WRITE_ONCE(b->kfree, b->kfree + strides);
+	pool->posted_strides -= strides;
+	q->rx_strides += strides;
+	q->drops_cq_full++;
+	if (b->hw_used == srq->shape.strides_per_buf) {
+		WRITE_ONCE(b->state, NVX_SRQ_BUF_HELD);
+		pool->nr_filling--;
+		pool->nr_held++;
+		list_add_tail(&b->node, &pool->held);
+	}
+	spin_unlock(&srq->lock);
+	trace_nvx_srq_drop(queue, NVX_SRQ_DROP_CQ_FULL, len);
+}
+EXPORT_SYMBOL_GPL(nvx_srq_discard);
+
+/**
  * nvx_srq_drop() - the NIC dropped a frame
  * @srq: the set.
  * @queue: the queue the frame was steered to.

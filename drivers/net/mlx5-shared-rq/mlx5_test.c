@@ -1,0 +1,1042 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the pure pieces of the mlx5 backend (mlx5_cmd.c), checked
+ * without a NIC. Command inputs are read back with mlx5's own MLX5_GET
+ * on the built buffers; CQEs are built in mainline's struct mlx5_cqe64
+ * layout and read back with mainline's mpwrq_* accessors as well.
+ *
+ * Run: load nvx_mlx5_test.ko (mlx5_core and nvx_mlx5 first); results in
+ * /sys/kernel/debug/kunit/nvx_mlx5_*\/results (the selftest srq_mlx5
+ * does both).
+ */
+#include <kunit/test.h>
+#include <linux/etherdevice.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include "mlx5_cmd.h"
+
+/* A ConnectX-6 Dx-like device: every range the backend uses. */
+static const struct nvx_mlx5_caps caps_ext = {
+	.striding_rq = 1,
+	.ext_stride_num_range = 1,
+	.log_min_stride_sz_rq = 6,
+	.log_max_stride_sz_rq = 13,
+	.log_max_wq_sz = 15,
+	.log_max_rmp = 16,
+	.log_max_rq = 17,
+	.log_max_rqt_size = 11,
+	.log_max_cq_sz = 22,
+};
+
+/* Junction's set: 16 KiB buffers, 256 B strides, 128 buffers, 4 queues. */
+static const struct nvx_srq_shape shape_def = {
+	.nr_queues = 4,
+	.nr_pools = 1,
+	.bufs_per_pool = 128,
+	.buf_size = 16384,
+	.stride_size = 256,
+	.strides_per_buf = 64,
+};
+
+static void geom_ok(struct kunit *test, const struct nvx_srq_shape *s,
+		    const struct nvx_mlx5_caps *c, struct nvx_mlx5_geom *g)
+{
+	KUNIT_ASSERT_EQ(test, nvx_mlx5_geom_init(s, c, g), 0);
+}
+
+static int geom_err(const struct nvx_srq_shape *s,
+		    const struct nvx_mlx5_caps *c)
+{
+	struct nvx_mlx5_geom g;
+
+	return nvx_mlx5_geom_init(s, c, &g);
+}
+
+static void *zin(struct kunit *test, size_t len)
+{
+	void *p = kunit_kzalloc(test, len, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	return p;
+}
+
+/* ------------------------------------------------------------ geometry */
+
+static void geom_junction(struct kunit *test)
+{
+	struct nvx_mlx5_geom g;
+
+	geom_ok(test, &shape_def, &caps_ext, &g);
+	KUNIT_EXPECT_EQ(test, g.log_stride_sz, 8);
+	KUNIT_EXPECT_EQ(test, g.log_num_strides, 6);
+	KUNIT_EXPECT_EQ(test, g.log_wq_sz, 7);
+	KUNIT_EXPECT_EQ(test, g.log_cq_sz, 13);	/* 8192: Junction's CQ */
+	KUNIT_EXPECT_EQ(test, g.nr_rmps, 1);
+	KUNIT_EXPECT_EQ(test, g.nr_rqs, 4);
+	KUNIT_EXPECT_EQ(test, g.strides, 64);
+	KUNIT_EXPECT_EQ(test, g.stride_sz, 256);
+}
+
+static void geom_64_strides_need_ext_range(struct kunit *test)
+{
+	struct nvx_mlx5_caps c = caps_ext;
+
+	c.ext_stride_num_range = 0;
+	KUNIT_EXPECT_EQ(test, geom_err(&shape_def, &c), -EOPNOTSUPP);
+}
+
+static void geom_512_strides_without_ext_range(struct kunit *test)
+{
+	struct nvx_srq_shape s = shape_def;
+	struct nvx_mlx5_caps c = caps_ext;
+	struct nvx_mlx5_geom g;
+
+	c.ext_stride_num_range = 0;
+	s.stride_size = 64;
+	s.strides_per_buf = 512;
+	s.buf_size = 32768;
+	geom_ok(test, &s, &c, &g);
+	KUNIT_EXPECT_EQ(test, g.log_stride_sz, 6);
+	KUNIT_EXPECT_EQ(test, g.log_num_strides, 9);
+	KUNIT_EXPECT_EQ(test, g.log_cq_sz, 16);
+}
+
+static void geom_no_striding_rq(struct kunit *test)
+{
+	struct nvx_mlx5_caps c = caps_ext;
+
+	c.striding_rq = 0;
+	KUNIT_EXPECT_EQ(test, geom_err(&shape_def, &c), -EOPNOTSUPP);
+}
+
+static void geom_sizes_not_powers_of_two(struct kunit *test)
+{
+	struct nvx_srq_shape s = shape_def;
+
+	s.stride_size = 192;
+	s.buf_size = 192 * 64;
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &caps_ext), -EINVAL);
+	s = shape_def;
+	s.strides_per_buf = 48;
+	s.buf_size = 48 * 256;
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &caps_ext), -EINVAL);
+}
+
+static void geom_buffer_is_not_its_strides(struct kunit *test)
+{
+	struct nvx_srq_shape s = shape_def;
+
+	s.buf_size = 8192;
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &caps_ext), -EINVAL);
+	s.buf_size = 0;
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &caps_ext), -EINVAL);
+}
+
+static void geom_empty_shape(struct kunit *test)
+{
+	struct nvx_srq_shape s = shape_def;
+
+	s.nr_queues = 0;
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &caps_ext), -EINVAL);
+	s = shape_def;
+	s.bufs_per_pool = 0;
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &caps_ext), -EINVAL);
+}
+
+static void geom_stride_outside_caps(struct kunit *test)
+{
+	struct nvx_srq_shape s = shape_def;
+	struct nvx_mlx5_caps c = caps_ext;
+
+	/* the device's minimum is 128 B: 256 passes, 64 does not */
+	c.log_min_stride_sz_rq = 7;
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &c), 0);
+	s.stride_size = 64;
+	s.strides_per_buf = 256;
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &c), -EOPNOTSUPP);
+	/* 16 KiB strides pass mlx5's 2^13 bound */
+	s = shape_def;
+	s.stride_size = 16384;
+	s.strides_per_buf = 8;
+	s.buf_size = 131072;
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &caps_ext), -EOPNOTSUPP);
+	/* 32 B strides are below mlx5's 2^6 whatever the caps say */
+	c = caps_ext;
+	c.log_min_stride_sz_rq = 0;
+	s = shape_def;
+	s.stride_size = 32;
+	s.strides_per_buf = 512;
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &c), -EOPNOTSUPP);
+}
+
+static void geom_strides_outside_range(struct kunit *test)
+{
+	struct nvx_srq_shape s = shape_def;
+
+	/* 4 strides: below 2^3 even with the extended range */
+	s.strides_per_buf = 4;
+	s.buf_size = 1024;
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &caps_ext), -EOPNOTSUPP);
+	/* 2^17 strides: above 2^16 */
+	s.stride_size = 64;
+	s.strides_per_buf = 1U << 17;
+	s.buf_size = 64U << 17;
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &caps_ext), -EOPNOTSUPP);
+	/* 8: the extended minimum */
+	s = shape_def;
+	s.strides_per_buf = 8;
+	s.buf_size = 2048;
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &caps_ext), 0);
+}
+
+static void geom_rings_outside_caps(struct kunit *test)
+{
+	struct nvx_srq_shape s = shape_def;
+	struct nvx_mlx5_caps c = caps_ext;
+	struct nvx_mlx5_geom g;
+
+	/* 100 buffers: a ring of 128 */
+	s.bufs_per_pool = 100;
+	geom_ok(test, &s, &c, &g);
+	KUNIT_EXPECT_EQ(test, g.log_wq_sz, 7);
+	/* a ring of 2^16 WQEs on a device with 2^15 */
+	s.bufs_per_pool = 65536;
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &c), -EOPNOTSUPP);
+	/* every stride of 128 buffers is 2^13 CQEs: a 2^12 CQ cannot */
+	c.log_max_cq_sz = 12;
+	KUNIT_EXPECT_EQ(test, geom_err(&shape_def, &c), -EOPNOTSUPP);
+	c.log_max_cq_sz = 13;
+	KUNIT_EXPECT_EQ(test, geom_err(&shape_def, &c), 0);
+}
+
+static void geom_objects_outside_caps(struct kunit *test)
+{
+	struct nvx_srq_shape s = shape_def;
+	struct nvx_mlx5_caps c = caps_ext;
+	struct nvx_mlx5_geom g;
+
+	c.log_max_rq = 1;		/* 2 RQs, 4 queues */
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &c), -EOPNOTSUPP);
+	c = caps_ext;
+	c.log_max_rqt_size = 6;		/* 64 entries, table of 128 */
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &c), -EOPNOTSUPP);
+	c = caps_ext;
+	c.log_max_rmp = 1;		/* a pool per queue: 4 RMPs */
+	s.nr_pools = 4;
+	KUNIT_EXPECT_EQ(test, geom_err(&s, &c), -EOPNOTSUPP);
+	c.log_max_rmp = 2;
+	geom_ok(test, &s, &c, &g);
+	KUNIT_EXPECT_EQ(test, g.nr_rmps, 4);
+}
+
+/* ------------------------------------------------------ command inputs */
+
+static void cmd_mkey(struct kunit *test)
+{
+	u32 *in = zin(test, MLX5_ST_SZ_BYTES(create_mkey_in));
+	void *mkc = MLX5_ADDR_OF(create_mkey_in, in, memory_key_mkey_entry);
+
+	nvx_mlx5_build_mkey(in, 0x1234);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(create_mkey_in, in, opcode),
+			MLX5_CMD_OP_CREATE_MKEY);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(mkc, mkc, access_mode_1_0),
+			MLX5_MKC_ACCESS_MODE_PA);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(mkc, mkc, access_mode_4_2), 0);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(mkc, mkc, lw), 1);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(mkc, mkc, lr), 1);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(mkc, mkc, rw), 0);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(mkc, mkc, rr), 0);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(mkc, mkc, pd), 0x1234);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(mkc, mkc, length64), 1);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(mkc, mkc, qpn), 0xffffff);
+}
+
+static void cmd_rmp(struct kunit *test)
+{
+	u32 *in = zin(test, NVX_MLX5_RMP_INLEN(2));
+	void *rmpc = MLX5_ADDR_OF(create_rmp_in, in, ctx);
+	void *wq = MLX5_ADDR_OF(rmpc, rmpc, wq);
+	struct nvx_mlx5_geom g;
+
+	geom_ok(test, &shape_def, &caps_ext, &g);
+	nvx_mlx5_build_rmp(in, &g, 0xabcde, 0x123456789abcdef0ULL, 3);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(create_rmp_in, in, opcode),
+			MLX5_CMD_OP_CREATE_RMP);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rmpc, rmpc, state), MLX5_RMPC_STATE_RDY);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, wq_type),
+			MLX5_WQ_TYPE_CYCLIC_STRIDING_RQ);
+	/* 64 strides: 6 - 9 in 4 bits */
+	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wqe_num_of_strides), 0xd);
+	/* 256 B: 8 - 6 */
+	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wqe_stride_size), 2);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wq_stride), 4);
+	KUNIT_EXPECT_EQ(test, 1 << MLX5_GET(wq, wq, log_wq_stride),
+			sizeof(struct mlx5_wqe_data_seg));
+	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wq_sz), 7);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, pd), 0xabcde);
+	KUNIT_EXPECT_EQ(test, MLX5_GET64(wq, wq, dbr_addr),
+			0x123456789abcdef0ULL);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wq_pg_sz), 3);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, shampo_enable), 0);
+}
+
+/* 0x0..0x7: 2^9..2^16 strides; 0xa..0xf: 2^3..2^8 (extended range) */
+static u32 decode_num_strides(void *wq)
+{
+	u32 v = MLX5_GET(wq, wq, log_wqe_num_of_strides);
+
+	return v >= 0xa ? v - 0xa + MLX5_MPWQE_LOG_NUM_STRIDES_EXT_BASE :
+			  v + MLX5_MPWQE_LOG_NUM_STRIDES_BASE;
+}
+
+static void cmd_rmp_stride_encodings(struct kunit *test)
+{
+	static const struct {
+		u32 stride, strides;
+		u32 f_strides, f_size;
+	} t[] = {
+		{ 64, 512, 0x0, 0 },		/* the bases */
+		{ 64, 65536, 0x7, 0 },		/* 2^16 */
+		{ 8192, 512, 0x0, 7 },		/* 2^13 */
+		{ 256, 8, 0xa, 2 },		/* extended range: 2^3 */
+		{ 256, 256, 0xf, 2 },		/* 2^8 */
+		{ 2048, 1024, 0x1, 5 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		struct nvx_srq_shape s = shape_def;
+		u32 *in = zin(test, NVX_MLX5_RMP_INLEN(0));
+		void *wq = MLX5_ADDR_OF(create_rmp_in, in, ctx.wq);
+		struct nvx_mlx5_geom g;
+
+		s.stride_size = t[i].stride;
+		s.strides_per_buf = t[i].strides;
+		s.buf_size = t[i].stride * t[i].strides;
+		s.bufs_per_pool = 4;
+		geom_ok(test, &s, &caps_ext, &g);
+		nvx_mlx5_build_rmp(in, &g, 1, 0, 0);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    MLX5_GET(wq, wq, log_wqe_num_of_strides),
+				    t[i].f_strides, "case %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, MLX5_GET(wq, wq, log_wqe_stride_size),
+				    t[i].f_size, "case %u", i);
+		/* the PRM's decoding gives the strides back */
+		KUNIT_EXPECT_EQ_MSG(test, decode_num_strides(wq),
+				    ilog2(t[i].strides), "case %u", i);
+	}
+}
+
+static void cmd_cq(struct kunit *test)
+{
+	u32 *in = zin(test, NVX_MLX5_CQ_INLEN(4));
+	void *cqc = MLX5_ADDR_OF(create_cq_in, in, cq_context);
+	struct nvx_mlx5_geom g;
+
+	geom_ok(test, &shape_def, &caps_ext, &g);
+	nvx_mlx5_build_cq(in, &g, 17, 0x42, 0xfeed000ULL, 1);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(create_cq_in, in, opcode),
+			MLX5_CMD_OP_CREATE_CQ);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(cqc, cqc, cqe_sz), CQE_STRIDE_64);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(cqc, cqc, cqe_comp_en), 0);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(cqc, cqc, log_cq_size), 13);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(cqc, cqc, uar_page), 0x42);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(cqc, cqc, c_eqn_or_apu_element), 17);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(cqc, cqc, log_page_size), 1);
+	KUNIT_EXPECT_EQ(test, MLX5_GET64(cqc, cqc, dbr_addr), 0xfeed000ULL);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(cqc, cqc, cq_period), 0);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(cqc, cqc, cq_max_count), 0);
+}
+
+static void cmd_rq(struct kunit *test)
+{
+	u32 *in = zin(test, MLX5_ST_SZ_BYTES(create_rq_in));
+	void *rqc = MLX5_ADDR_OF(create_rq_in, in, ctx);
+	void *wq = MLX5_ADDR_OF(rqc, rqc, wq);
+	struct nvx_mlx5_geom g;
+
+	geom_ok(test, &shape_def, &caps_ext, &g);
+	nvx_mlx5_build_rq(in, &g, 0x77, 0x8899, 3);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(create_rq_in, in, opcode),
+			MLX5_CMD_OP_CREATE_RQ);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, mem_rq_type),
+			MLX5_RQC_MEM_RQ_TYPE_MEMORY_RQ_RMP);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, mem_rq_type), 1);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, state), MLX5_RQC_STATE_RST);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, vsd), 1);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, flush_in_error_en), 1);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, user_index), 3);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, cqn), 0x77);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, rmpn), 0x8899);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, hairpin), 0);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, wq_type),
+			MLX5_WQ_TYPE_CYCLIC_STRIDING_RQ);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wqe_num_of_strides), 0xd);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wqe_stride_size), 2);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wq_sz), 7);
+}
+
+static void cmd_rq_ready(struct kunit *test)
+{
+	u32 *in = zin(test, MLX5_ST_SZ_BYTES(modify_rq_in));
+	void *rqc = MLX5_ADDR_OF(modify_rq_in, in, ctx);
+
+	nvx_mlx5_build_rq_ready(in, 0x5a5a5);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(modify_rq_in, in, opcode),
+			MLX5_CMD_OP_MODIFY_RQ);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(modify_rq_in, in, rqn), 0x5a5a5);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(modify_rq_in, in, rq_state),
+			MLX5_RQC_STATE_RST);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, state), MLX5_RQC_STATE_RDY);
+}
+
+static const u32 rqns[4] = { 0x100, 0x201, 0x302, 0x403 };
+
+static void cmd_rqt(struct kunit *test)
+{
+	u32 *in = zin(test, NVX_MLX5_RQT_INLEN);
+	void *rqtc = MLX5_ADDR_OF(create_rqt_in, in, rqt_context);
+	u16 table[NVX_SRQ_RSS_ENTRIES];
+	unsigned int i;
+
+	for (i = 0; i < NVX_SRQ_RSS_ENTRIES; i++)
+		table[i] = (i * 3) % 4;
+	nvx_mlx5_build_rqt(in, rqns, 4, table);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(create_rqt_in, in, opcode),
+			MLX5_CMD_OP_CREATE_RQT);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqtc, rqtc, rqt_max_size), 128);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqtc, rqtc, rqt_actual_size), 128);
+	KUNIT_EXPECT_EQ(test, 1 << NVX_MLX5_LOG_RQT_SZ, NVX_SRQ_RSS_ENTRIES);
+	for (i = 0; i < NVX_SRQ_RSS_ENTRIES; i++)
+		KUNIT_EXPECT_EQ_MSG(test, MLX5_GET(rqtc, rqtc, rq_num[i]),
+				    rqns[(i * 3) % 4], "entry %u", i);
+}
+
+static void cmd_rqt_bad_entry(struct kunit *test)
+{
+	u32 *in = zin(test, NVX_MLX5_RQT_INLEN);
+	void *rqtc = MLX5_ADDR_OF(create_rqt_in, in, rqt_context);
+	u16 table[NVX_SRQ_RSS_ENTRIES] = { 0 };
+
+	table[5] = 2;
+	table[6] = 9;	/* no queue 9: queue 0 */
+	nvx_mlx5_build_rqt(in, rqns, 4, table);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqtc, rqtc, rq_num[5]), rqns[2]);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqtc, rqtc, rq_num[6]), rqns[0]);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqtc, rqtc, rq_num[127]), rqns[0]);
+}
+
+static void cmd_rqt_modify(struct kunit *test)
+{
+	u32 *in = zin(test, NVX_MLX5_RQT_MODIFY_INLEN);
+	void *rqtc = MLX5_ADDR_OF(modify_rqt_in, in, ctx);
+	u16 table[NVX_SRQ_RSS_ENTRIES];
+	unsigned int i;
+
+	for (i = 0; i < NVX_SRQ_RSS_ENTRIES; i++)
+		table[i] = i < 64 ? 1 : 3;
+	KUNIT_ASSERT_EQ(test, nvx_mlx5_build_rqt_modify(in, 0xbeef, rqns, 4,
+							table), 0);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(modify_rqt_in, in, opcode),
+			MLX5_CMD_OP_MODIFY_RQT);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(modify_rqt_in, in, rqtn), 0xbeef);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(modify_rqt_in, in, bitmask.rqn_list), 1);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqtc, rqtc, rqt_actual_size), 128);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqtc, rqtc, rq_num[0]), rqns[1]);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqtc, rqtc, rq_num[63]), rqns[1]);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqtc, rqtc, rq_num[64]), rqns[3]);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqtc, rqtc, rq_num[127]), rqns[3]);
+}
+
+static void cmd_rqt_modify_refuses(struct kunit *test)
+{
+	u32 *in = zin(test, NVX_MLX5_RQT_MODIFY_INLEN);
+	u16 table[NVX_SRQ_RSS_ENTRIES] = { 0 };
+	unsigned int i;
+
+	table[100] = 4;	/* 4 queues: 0..3 */
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_build_rqt_modify(in, 1, rqns, 4, table),
+			-EINVAL);
+	for (i = 0; i < NVX_MLX5_RQT_MODIFY_INLEN / 4; i++)
+		KUNIT_EXPECT_EQ(test, in[i], 0);
+}
+
+static void cmd_tir(struct kunit *test)
+{
+	u32 *in = zin(test, MLX5_ST_SZ_BYTES(create_tir_in));
+	void *tirc = MLX5_ADDR_OF(create_tir_in, in, ctx);
+	void *hf = MLX5_ADDR_OF(tirc, tirc, rx_hash_field_selector_outer);
+	void *hi = MLX5_ADDR_OF(tirc, tirc, rx_hash_field_selector_inner);
+	u8 key[40];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(key); i++)
+		key[i] = i * 7 + 1;
+	nvx_mlx5_build_tir(in, 0x333, 0x4444, key);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(create_tir_in, in, opcode),
+			MLX5_CMD_OP_CREATE_TIR);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(tirc, tirc, disp_type),
+			MLX5_TIRC_DISP_TYPE_INDIRECT);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(tirc, tirc, indirect_table), 0x333);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(tirc, tirc, inline_rqn), 0);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(tirc, tirc, transport_domain), 0x4444);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(tirc, tirc, rx_hash_fn),
+			MLX5_RX_HASH_FN_TOEPLITZ);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(tirc, tirc, rx_hash_symmetric), 1);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(tirc, tirc, packet_merge_mask), 0);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(tirc, tirc, tls_en), 0);
+	KUNIT_EXPECT_MEMEQ(test, MLX5_ADDR_OF(tirc, tirc, rx_hash_toeplitz_key),
+			   key, sizeof(key));
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rx_hash_field_select, hf, l3_prot_type),
+			MLX5_L3_PROT_TYPE_IPV4);
+	KUNIT_EXPECT_EQ(test,
+			MLX5_GET(rx_hash_field_select, hf, selected_fields),
+			MLX5_HASH_FIELD_SEL_SRC_IP | MLX5_HASH_FIELD_SEL_DST_IP);
+	KUNIT_EXPECT_EQ(test,
+			MLX5_GET(rx_hash_field_select, hi, selected_fields), 0);
+}
+
+static const u8 mac[ETH_ALEN] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
+
+static void rule_mac(struct kunit *test)
+{
+	struct mlx5_flow_spec *spec = zin(test, sizeof(*spec));
+	void *c = MLX5_ADDR_OF(fte_match_param, spec->match_criteria,
+			       outer_headers);
+	void *v = MLX5_ADDR_OF(fte_match_param, spec->match_value,
+			       outer_headers);
+
+	nvx_mlx5_build_match(spec, mac, 0);
+	KUNIT_EXPECT_EQ(test, spec->match_criteria_enable,
+			MLX5_MATCH_OUTER_HEADERS);
+	KUNIT_EXPECT_TRUE(test, is_broadcast_ether_addr(
+		MLX5_ADDR_OF(fte_match_set_lyr_2_4, c, dmac_47_16)));
+	KUNIT_EXPECT_MEMEQ(test,
+			   MLX5_ADDR_OF(fte_match_set_lyr_2_4, v, dmac_47_16),
+			   mac, ETH_ALEN);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(fte_match_set_lyr_2_4, c, ethertype), 0);
+	KUNIT_EXPECT_EQ(test,
+			MLX5_GET(fte_match_set_lyr_2_4, c,
+				 dst_ipv4_dst_ipv6.ipv4_layout.ipv4), 0);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(fte_match_set_lyr_2_4, c, smac_47_16),
+			0);
+	/* nothing outside the outer headers */
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(MLX5_ADDR_OF(fte_match_param,
+							 spec->match_criteria,
+							 misc_parameters), 0,
+					    MLX5_ST_SZ_BYTES(fte_match_set_misc)));
+}
+
+static void rule_mac_ipv4(struct kunit *test)
+{
+	struct mlx5_flow_spec *spec = zin(test, sizeof(*spec));
+	void *c = MLX5_ADDR_OF(fte_match_param, spec->match_criteria,
+			       outer_headers);
+	void *v = MLX5_ADDR_OF(fte_match_param, spec->match_value,
+			       outer_headers);
+
+	nvx_mlx5_build_match(spec, mac, htonl(0x0a000102));	/* 10.0.1.2 */
+	KUNIT_EXPECT_EQ(test, MLX5_GET(fte_match_set_lyr_2_4, c, ethertype),
+			0xffff);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(fte_match_set_lyr_2_4, v, ethertype),
+			ETH_P_IP);
+	KUNIT_EXPECT_EQ(test,
+			MLX5_GET(fte_match_set_lyr_2_4, c,
+				 dst_ipv4_dst_ipv6.ipv4_layout.ipv4),
+			0xffffffff);
+	KUNIT_EXPECT_EQ(test,
+			MLX5_GET(fte_match_set_lyr_2_4, v,
+				 dst_ipv4_dst_ipv6.ipv4_layout.ipv4),
+			0x0a000102);
+	KUNIT_EXPECT_EQ(test,
+			MLX5_GET(fte_match_set_lyr_2_4, c,
+				 src_ipv4_src_ipv6.ipv4_layout.ipv4), 0);
+	KUNIT_EXPECT_MEMEQ(test,
+			   MLX5_ADDR_OF(fte_match_set_lyr_2_4, v, dmac_47_16),
+			   mac, ETH_ALEN);
+}
+
+static void wqe_data_segment(struct kunit *test)
+{
+	struct mlx5_wqe_data_seg seg;
+
+	nvx_mlx5_wqe_fill(&seg, 0x1122334455667000ULL, 0xabcd12, 16384);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(seg.byte_count), 16384);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(seg.lkey), 0xabcd12);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(seg.addr), 0x1122334455667000ULL);
+	KUNIT_EXPECT_EQ(test, sizeof(seg), 1 << NVX_MLX5_LOG_WQE_SZ);
+}
+
+/* ---------------------------------------------------------------- CQEs */
+
+static void mk_cqe(struct mlx5_cqe64 *c, u8 opcode, u8 owner, u16 wqe_id,
+		   u16 stride, u16 strides, bool filler, u16 len)
+{
+	struct mpwrq_cqe_bc *bc = (struct mpwrq_cqe_bc *)&c->byte_cnt;
+
+	memset(c, 0, sizeof(*c));
+	c->wqe_id = cpu_to_be16(wqe_id);
+	c->wqe_counter = cpu_to_be16(stride);
+	bc->filler_consumed_strides = cpu_to_be16((filler ? 0x8000 : 0) |
+						  strides);
+	bc->byte_cnt = cpu_to_be16(len);
+	c->op_own = opcode << 4 | owner;
+}
+
+static void cqe_frame(struct kunit *test)
+{
+	struct mlx5_cqe64 c;
+	struct nvx_mlx5_geom g;
+	struct nvx_mlx5_rx rx;
+
+	geom_ok(test, &shape_def, &caps_ext, &g);
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 5, 3, 1, false, 60);
+	/* mainline's accessors read what the test wrote */
+	KUNIT_EXPECT_EQ(test, mpwrq_get_cqe_byte_cnt(&c), 60);
+	KUNIT_EXPECT_EQ(test, mpwrq_get_cqe_consumed_strides(&c), 1);
+	KUNIT_EXPECT_EQ(test, mpwrq_get_cqe_stride_index(&c), 3);
+	KUNIT_EXPECT_FALSE(test, mpwrq_is_filler_cqe(&c));
+	KUNIT_ASSERT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			0);
+	KUNIT_EXPECT_EQ(test, rx.slot, 5);
+	KUNIT_EXPECT_EQ(test, rx.stride, 3);
+	KUNIT_EXPECT_EQ(test, rx.strides, 1);
+	KUNIT_EXPECT_EQ(test, rx.len, 60);
+	KUNIT_EXPECT_EQ(test, rx.flags, 0);
+}
+
+static void cqe_frame_of_many_strides(struct kunit *test)
+{
+	struct mlx5_cqe64 c;
+	struct nvx_mlx5_geom g;
+	struct nvx_mlx5_rx rx;
+
+	geom_ok(test, &shape_def, &caps_ext, &g);
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 0, 10, 6, false, 1514);
+	KUNIT_ASSERT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			0);
+	KUNIT_EXPECT_EQ(test, rx.stride, 10);
+	KUNIT_EXPECT_EQ(test, rx.strides, 6);
+	KUNIT_EXPECT_EQ(test, rx.len, 1514);
+	KUNIT_EXPECT_EQ(test, rx.flags, 0);
+	/* the last strides of a WQE */
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 0, 58, 6, false, 1514);
+	KUNIT_ASSERT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			0);
+	KUNIT_EXPECT_EQ(test, rx.stride + rx.strides, 64);
+}
+
+static void cqe_filler(struct kunit *test)
+{
+	struct mlx5_cqe64 c;
+	struct nvx_mlx5_geom g;
+	struct nvx_mlx5_rx rx;
+
+	geom_ok(test, &shape_def, &caps_ext, &g);
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 7, 60, 4, true, 0);
+	KUNIT_EXPECT_TRUE(test, mpwrq_is_filler_cqe(&c));
+	KUNIT_EXPECT_EQ(test, mpwrq_get_cqe_consumed_strides(&c), 4);
+	KUNIT_ASSERT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			0);
+	KUNIT_EXPECT_EQ(test, rx.slot, 7);
+	KUNIT_EXPECT_EQ(test, rx.stride, 60);
+	KUNIT_EXPECT_EQ(test, rx.strides, 4);
+	KUNIT_EXPECT_EQ(test, rx.len, 0);
+	KUNIT_EXPECT_EQ(test, rx.flags, NVX_SRQ_CQE_FILLER);
+}
+
+static void cqe_truncated(struct kunit *test)
+{
+	struct mlx5_cqe64 c;
+	struct nvx_mlx5_geom g;
+	struct nvx_mlx5_rx rx;
+
+	geom_ok(test, &shape_def, &caps_ext, &g);
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 1, 0, 2, false, 600);
+	KUNIT_ASSERT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			0);
+	KUNIT_EXPECT_EQ(test, rx.len, 512);
+	KUNIT_EXPECT_EQ(test, rx.flags, NVX_SRQ_CQE_TRUNCATED);
+	/* exactly its strides: whole */
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 1, 0, 2, false, 512);
+	KUNIT_ASSERT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			0);
+	KUNIT_EXPECT_EQ(test, rx.len, 512);
+	KUNIT_EXPECT_EQ(test, rx.flags, 0);
+}
+
+static void cqe_owner_bit(struct kunit *test)
+{
+	struct mlx5_cqe64 c;
+	struct nvx_mlx5_geom g;
+	struct nvx_mlx5_rx rx;
+	u32 wrap;
+
+	geom_ok(test, &shape_def, &caps_ext, &g);
+	wrap = 1U << g.log_cq_sz;
+	/* first pass: owner 0 is software's, owner 1 the device's */
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 1, 0, 0, 1, false, 64);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			-EAGAIN);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, wrap - 1, g.log_cq_sz,
+						 &g, &rx), -EAGAIN);
+	/* second pass: the other way round */
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, wrap, g.log_cq_sz, &g,
+						 &rx), 0);
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 0, 0, 1, false, 64);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, wrap + 5, g.log_cq_sz,
+						 &g, &rx), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, 2 * wrap, g.log_cq_sz,
+						 &g, &rx), 0);
+}
+
+static void cqe_initial_is_not_ours(struct kunit *test)
+{
+	struct mlx5_cqe64 c;
+	struct nvx_mlx5_geom g;
+	struct nvx_mlx5_rx rx;
+
+	geom_ok(test, &shape_def, &caps_ext, &g);
+	/* how a CQ is initialised: invalid opcode, owner 1 (mlx5e: 0xf1) */
+	memset(&c, 0, sizeof(c));
+	c.op_own = 0xf1;
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			-EAGAIN);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, 1U << g.log_cq_sz,
+						 g.log_cq_sz, &g, &rx),
+			-EAGAIN);
+}
+
+static void cqe_error(struct kunit *test)
+{
+	struct mlx5_cqe64 c;
+	struct nvx_mlx5_geom g;
+	struct nvx_mlx5_rx rx;
+
+	geom_ok(test, &shape_def, &caps_ext, &g);
+	mk_cqe(&c, MLX5_CQE_RESP_ERR, 0, 0, 0, 1, false, 64);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			-EIO);
+	mk_cqe(&c, MLX5_CQE_REQ_ERR, 0, 0, 0, 1, false, 64);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			-EIO);
+}
+
+static void cqe_not_a_receive(struct kunit *test)
+{
+	struct mlx5_cqe64 c;
+	struct nvx_mlx5_geom g;
+	struct nvx_mlx5_rx rx;
+
+	geom_ok(test, &shape_def, &caps_ext, &g);
+	/* a send completion */
+	mk_cqe(&c, MLX5_CQE_REQ, 0, 0, 0, 1, false, 64);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			-EPROTO);
+	/* a compressed CQE (format bits 3:2), never enabled */
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 0, 0, 1, false, 64);
+	c.op_own |= MLX5_COMPRESSED << 2;
+	KUNIT_EXPECT_EQ(test, mlx5_get_cqe_format(&c), MLX5_COMPRESSED);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			-EPROTO);
+}
+
+static void cqe_strides_outside_wqe(struct kunit *test)
+{
+	struct mlx5_cqe64 c;
+	struct nvx_mlx5_geom g;
+	struct nvx_mlx5_rx rx;
+
+	geom_ok(test, &shape_def, &caps_ext, &g);
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 0, 64, 1, false, 64);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			-EPROTO);
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 0, 60, 5, false, 64);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			-EPROTO);
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 0, 0, 0, false, 64);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			-EPROTO);
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 0, 0, 0x7fff, true, 0);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			-EPROTO);
+}
+
+static void cqe_offload_bits_ignored(struct kunit *test)
+{
+	struct mlx5_cqe64 c;
+	struct nvx_mlx5_geom g;
+	struct nvx_mlx5_rx rx;
+
+	geom_ok(test, &shape_def, &caps_ext, &g);
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 9, 2, 1, false, 98);
+	c.check_sum = cpu_to_be16(0xbeef);
+	c.l4_l3_hdr_type = 0x2a | 0x1;			/* UDP, IPv4, VLAN */
+	c.hds_ip_ext = 0x6;				/* l3/l4 checksum ok */
+	c.srqn = cpu_to_be32(3 << 24 | 1);		/* lro_num_seg 3 */
+	c.rss_hash_result = cpu_to_be32(0x12345678);
+	c.vlan_info = cpu_to_be16(100);
+	c.lro.tcppsh_abort_dupack = 0xff;
+	KUNIT_ASSERT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			0);
+	KUNIT_EXPECT_EQ(test, rx.slot, 9);
+	KUNIT_EXPECT_EQ(test, rx.stride, 2);
+	KUNIT_EXPECT_EQ(test, rx.strides, 1);
+	KUNIT_EXPECT_EQ(test, rx.len, 98);
+	KUNIT_EXPECT_EQ(test, rx.flags, 0);
+}
+
+static void cqe_slot_within_ring(struct kunit *test)
+{
+	struct mlx5_cqe64 c;
+	struct nvx_mlx5_geom g;
+	struct nvx_mlx5_rx rx;
+
+	geom_ok(test, &shape_def, &caps_ext, &g);
+	/* wqe_id is 16 bits; the ring has 128 slots */
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 128 + 3, 0, 1, false, 64);
+	KUNIT_ASSERT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			0);
+	KUNIT_EXPECT_EQ(test, rx.slot, 3);
+}
+
+/* ---------------------------------------------------------- RMP ring */
+
+static void wq_init(struct kunit *test, struct nvx_mlx5_wq *wq, u8 log_sz,
+		    u32 strides, u32 start)
+{
+	wq->log_sz = log_sz;
+	wq->strides = strides;
+	wq->prod = start;
+	wq->cons = start;
+	wq->buf = zin(test, sizeof(u32) << log_sz);
+	wq->used = zin(test, sizeof(u32) << log_sz);
+}
+
+static void wq_post_until_full(struct kunit *test)
+{
+	struct nvx_mlx5_wq wq;
+	unsigned int i;
+
+	wq_init(test, &wq, 2, 64, 0);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 4);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_post(&wq, 100 + i), i);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 0);
+	KUNIT_EXPECT_EQ(test, wq.prod, 4);
+	KUNIT_EXPECT_EQ(test, wq.buf[2], 102);
+}
+
+static void wq_retire_in_order(struct kunit *test)
+{
+	struct nvx_mlx5_wq wq;
+	u32 buf, retired;
+
+	wq_init(test, &wq, 2, 64, 0);
+	nvx_mlx5_wq_post(&wq, 7);
+	nvx_mlx5_wq_post(&wq, 8);
+	/* slot 0 filled in three completions: 10 + 50 + a filler of 4 */
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 10, &buf, &retired),
+			0);
+	KUNIT_EXPECT_EQ(test, buf, 7);
+	KUNIT_EXPECT_EQ(test, retired, 0);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 50, &buf, &retired),
+			0);
+	KUNIT_EXPECT_EQ(test, retired, 0);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 2);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 4, &buf, &retired),
+			0);
+	KUNIT_EXPECT_EQ(test, retired, 1);
+	KUNIT_EXPECT_EQ(test, wq.cons, 1);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 3);
+	/* the freed slot takes the next buffer after slots 2, 3 */
+	nvx_mlx5_wq_post(&wq, 9);
+	nvx_mlx5_wq_post(&wq, 10);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_post(&wq, 11), 0);
+	KUNIT_EXPECT_EQ(test, wq.buf[0], 11);
+	KUNIT_EXPECT_EQ(test, wq.used[0], 0);
+}
+
+static void wq_retire_out_of_order(struct kunit *test)
+{
+	struct nvx_mlx5_wq wq;
+	u32 buf, retired;
+
+	wq_init(test, &wq, 3, 8, 0);
+	nvx_mlx5_wq_post(&wq, 1);
+	nvx_mlx5_wq_post(&wq, 2);
+	nvx_mlx5_wq_post(&wq, 3);
+	/* slot 1 completes first: nothing retires until slot 0 does */
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 1, 8, &buf, &retired),
+			0);
+	KUNIT_EXPECT_EQ(test, buf, 2);
+	KUNIT_EXPECT_EQ(test, retired, 0);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 8, &buf, &retired),
+			0);
+	KUNIT_EXPECT_EQ(test, retired, 2);
+	KUNIT_EXPECT_EQ(test, wq.cons, 2);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 7);
+}
+
+static void wq_refuses_bad_slots(struct kunit *test)
+{
+	struct nvx_mlx5_wq wq;
+	u32 buf = 0xdead, retired;
+
+	wq_init(test, &wq, 2, 64, 0);
+	/* nothing posted */
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 1, &buf, &retired),
+			-EPROTO);
+	nvx_mlx5_wq_post(&wq, 5);
+	/* slot 1 not posted; slot past the ring */
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 1, 1, &buf, &retired),
+			-EPROTO);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 4, 1, &buf, &retired),
+			-EPROTO);
+	/* more strides than the WQE has left: nothing counted */
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 60, &buf, &retired),
+			0);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 5, &buf, &retired),
+			-EPROTO);
+	KUNIT_EXPECT_EQ(test, wq.used[0], 60);
+	KUNIT_EXPECT_EQ(test, wq.cons, 0);
+	KUNIT_EXPECT_EQ(test, buf, 5);
+}
+
+static void wq_counters_wrap(struct kunit *test)
+{
+	struct nvx_mlx5_wq wq;
+	u32 buf, retired, i, slot;
+
+	/* free-running counters across 2^32 */
+	wq_init(test, &wq, 2, 16, 0xfffffffe);
+	for (i = 0; i < 4; i++)
+		nvx_mlx5_wq_post(&wq, i);
+	KUNIT_EXPECT_EQ(test, wq.prod, 2);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 0);
+	for (i = 0; i < 4; i++) {
+		slot = (0xfffffffe + i) & 3;
+		KUNIT_ASSERT_EQ(test, nvx_mlx5_wq_consume(&wq, slot, 16, &buf,
+							  &retired), 0);
+		KUNIT_EXPECT_EQ(test, buf, i);
+		KUNIT_EXPECT_EQ(test, retired, 1);
+	}
+	KUNIT_EXPECT_EQ(test, wq.cons, 2);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 4);
+}
+
+/* CQEs as the device would write them, through parse and the ring. */
+static void rx_path_end_to_end(struct kunit *test)
+{
+	struct mlx5_cqe64 c;
+	struct nvx_mlx5_geom g;
+	struct nvx_mlx5_rx rx;
+	struct nvx_mlx5_wq wq;
+	u32 buf, retired, cc = 0, total = 0, i;
+
+	geom_ok(test, &shape_def, &caps_ext, &g);
+	wq_init(test, &wq, g.log_wq_sz, g.strides, 0);
+	nvx_mlx5_wq_post(&wq, 40);
+	nvx_mlx5_wq_post(&wq, 41);
+	/* 63 frames of one stride, then a filler of one, in slot 0 */
+	for (i = 0; i < 64; i++) {
+		mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 0, i, 1, i == 63,
+		       i == 63 ? 0 : 64);
+		KUNIT_ASSERT_EQ(test, nvx_mlx5_cqe_parse(&c, cc++, g.log_cq_sz,
+							 &g, &rx), 0);
+		KUNIT_ASSERT_EQ(test, nvx_mlx5_wq_consume(&wq, rx.slot,
+							  rx.strides, &buf,
+							  &retired), 0);
+		KUNIT_EXPECT_EQ(test, buf, 40);
+		total += retired;
+	}
+	KUNIT_EXPECT_EQ(test, rx.flags, NVX_SRQ_CQE_FILLER);
+	KUNIT_EXPECT_EQ(test, total, 1);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 127);
+	/* the next frame lands at stride 0 of slot 1: buffer 41 */
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 1, 0, 6, false, 1400);
+	KUNIT_ASSERT_EQ(test, nvx_mlx5_cqe_parse(&c, cc++, g.log_cq_sz, &g,
+						 &rx), 0);
+	KUNIT_ASSERT_EQ(test, nvx_mlx5_wq_consume(&wq, rx.slot, rx.strides,
+						  &buf, &retired), 0);
+	KUNIT_EXPECT_EQ(test, buf, 41);
+	KUNIT_EXPECT_EQ(test, rx.len, 1400);
+	KUNIT_EXPECT_EQ(test, retired, 0);
+}
+
+static struct kunit_case nvx_mlx5_geom_cases[] = {
+	KUNIT_CASE(geom_junction),
+	KUNIT_CASE(geom_64_strides_need_ext_range),
+	KUNIT_CASE(geom_512_strides_without_ext_range),
+	KUNIT_CASE(geom_no_striding_rq),
+	KUNIT_CASE(geom_sizes_not_powers_of_two),
+	KUNIT_CASE(geom_buffer_is_not_its_strides),
+	KUNIT_CASE(geom_empty_shape),
+	KUNIT_CASE(geom_stride_outside_caps),
+	KUNIT_CASE(geom_strides_outside_range),
+	KUNIT_CASE(geom_rings_outside_caps),
+	KUNIT_CASE(geom_objects_outside_caps),
+	{}
+};
+
+static struct kunit_case nvx_mlx5_cmd_cases[] = {
+	KUNIT_CASE(cmd_mkey),
+	KUNIT_CASE(cmd_rmp),
+	KUNIT_CASE(cmd_rmp_stride_encodings),
+	KUNIT_CASE(cmd_cq),
+	KUNIT_CASE(cmd_rq),
+	KUNIT_CASE(cmd_rq_ready),
+	KUNIT_CASE(cmd_rqt),
+	KUNIT_CASE(cmd_rqt_bad_entry),
+	KUNIT_CASE(cmd_rqt_modify),
+	KUNIT_CASE(cmd_rqt_modify_refuses),
+	KUNIT_CASE(cmd_tir),
+	KUNIT_CASE(rule_mac),
+	KUNIT_CASE(rule_mac_ipv4),
+	KUNIT_CASE(wqe_data_segment),
+	{}
+};
+
+static struct kunit_case nvx_mlx5_rx_cases[] = {
+	KUNIT_CASE(cqe_frame),
+	KUNIT_CASE(cqe_frame_of_many_strides),
+	KUNIT_CASE(cqe_filler),
+	KUNIT_CASE(cqe_truncated),
+	KUNIT_CASE(cqe_owner_bit),
+	KUNIT_CASE(cqe_initial_is_not_ours),
+	KUNIT_CASE(cqe_error),
+	KUNIT_CASE(cqe_not_a_receive),
+	KUNIT_CASE(cqe_strides_outside_wqe),
+	KUNIT_CASE(cqe_offload_bits_ignored),
+	KUNIT_CASE(cqe_slot_within_ring),
+	KUNIT_CASE(wq_post_until_full),
+	KUNIT_CASE(wq_retire_in_order),
+	KUNIT_CASE(wq_retire_out_of_order),
+	KUNIT_CASE(wq_refuses_bad_slots),
+	KUNIT_CASE(wq_counters_wrap),
+	KUNIT_CASE(rx_path_end_to_end),
+	{}
+};
+
+static struct kunit_suite nvx_mlx5_geom_suite = {
+	.name = "nvx_mlx5_geom",
+	.test_cases = nvx_mlx5_geom_cases,
+};
+
+static struct kunit_suite nvx_mlx5_cmd_suite = {
+	.name = "nvx_mlx5_cmd",
+	.test_cases = nvx_mlx5_cmd_cases,
+};
+
+static struct kunit_suite nvx_mlx5_rx_suite = {
+	.name = "nvx_mlx5_rx",
+	.test_cases = nvx_mlx5_rx_cases,
+};
+
+kunit_test_suites(&nvx_mlx5_geom_suite, &nvx_mlx5_cmd_suite,
+		  &nvx_mlx5_rx_suite);
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_DESCRIPTION("KUnit tests of nvx's mlx5 shared-RX backend");
+MODULE_LICENSE("GPL");
