@@ -66,7 +66,7 @@ int nvx_mlx5_geom_init(const struct nvx_srq_shape *s,
 	g->log_cq_sz = g->log_wq_sz + log_num;
 	if (g->log_wq_sz > caps->log_max_wq_sz ||
 	    g->log_cq_sz > caps->log_max_cq_sz ||
-	    NVX_MLX5_LOG_RQT_SZ > caps->log_max_rqt_size ||
+	    caps->log_max_rqt_size < NVX_MLX5_LOG_RQT_SZ ||
 	    s->nr_pools > BIT(caps->log_max_rmp) ||
 	    s->nr_queues > BIT(caps->log_max_rq))
 		return -EOPNOTSUPP;

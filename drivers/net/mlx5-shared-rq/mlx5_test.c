@@ -506,12 +506,13 @@ static void rule_mac(struct kunit *test)
 			       outer_headers);
 	void *v = MLX5_ADDR_OF(fte_match_param, spec->match_value,
 			       outer_headers);
+	u8 *dmac_mask;
 
 	nvx_mlx5_build_match(spec, mac, 0);
 	KUNIT_EXPECT_EQ(test, spec->match_criteria_enable,
 			MLX5_MATCH_OUTER_HEADERS);
-	KUNIT_EXPECT_TRUE(test, is_broadcast_ether_addr(
-		MLX5_ADDR_OF(fte_match_set_lyr_2_4, c, dmac_47_16)));
+	dmac_mask = MLX5_ADDR_OF(fte_match_set_lyr_2_4, c, dmac_47_16);
+	KUNIT_EXPECT_TRUE(test, is_broadcast_ether_addr(dmac_mask));
 	KUNIT_EXPECT_MEMEQ(test,
 			   MLX5_ADDR_OF(fte_match_set_lyr_2_4, v, dmac_47_16),
 			   mac, ETH_ALEN);
