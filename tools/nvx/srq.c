@@ -1042,18 +1042,20 @@ static int cmd_srq_debug_send(struct nvx_ctx *ctx, int argc, char **argv)
 const struct nvx_cmd nvx_srq_cmds[] = {
 	{
 		.name = "create",
-		.summary = "make a set on an nvxsim NIC; receive, release, hold",
+		.summary = "make a set on a NIC; receive, release, hold",
 		.usage = "--dev NAME [--queues N] [--bufs N] [--buf-size S] [--stride S]\n"
 			 "       [--per-queue] [--poison] [--recv N] [--hold SECONDS]\n"
 			 "\n"
 			 "Take a grant of the set's buffers from the pool (NVX_IOC_GRANT: N x\n"
 			 "S, rounded up to whole 2 MiB pieces; nothing grows the pool, see\n"
-			 "nvxtool pool grow), make a set on the nvxsim NIC NAME with it\n"
+			 "nvxtool pool grow), make a set on the NIC NAME with it\n"
 			 "(NVX_IOC_SRQ_CREATE), map its rings and buffers, and print its\n"
 			 "parameters, defaults filled in by the kernel, and its mmap()\n"
 			 "layout. The set goes away when nvxtool exits.\n"
 			 "\n"
-			 "  --dev NAME        the NIC (ip link add NAME type nvxsim)\n"
+			 "  --dev NAME        the NIC: an nvxsim NIC (ip link add NAME\n"
+			 "                    type nvxsim) or an mlx5 port bound to\n"
+			 "                    nvx_mlx5 (nvxmlxN)\n"
 			 "  --queues N        receive queues, 1 to 64 (default 1)\n"
 			 "  --bufs N          buffers in the pool (default 128)\n"
 			 "  --buf-size S      bytes per buffer, a power of two from 2K to\n"
