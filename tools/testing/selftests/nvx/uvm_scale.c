@@ -48,46 +48,11 @@ struct scale {
 	struct clone *c;
 };
 
-/* The VMs KVM has (its debugfs directories "PID-FD"); -1: unknown. */
-static int kvm_vms(void)
-{
-	DIR *d = opendir("/sys/kernel/debug/kvm");
-	struct dirent *de;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d)))
-		n += de->d_name[0] >= '0' && de->d_name[0] <= '9' &&
-		     strchr(de->d_name, '-');
-	closedir(d);
-	return n;
-}
-
-static int kvm_vms_are(int fd, const void *arg)
-{
-	(void)fd;
-	return kvm_vms() == *(const int *)arg;
-}
-
 /* The next message on @s->ep before @deadline (now_ms()). */
 static int recv_by(struct scale *s, struct nvx_uvm_recv *r,
 		   uint64_t deadline)
 {
-	struct pollfd p = { .fd = s->ep, .events = POLLIN };
-	uint64_t now;
-	int ret;
-
-	for (;;) {
-		ret = nvx_uvm_recv(s->ep, &s->sv, r, NVX_UVM_RECV_NONBLOCK);
-		if (ret != -EAGAIN && ret != -EINTR)
-			return ret;
-		now = now_ms();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		if (poll(&p, 1, deadline - now) < 0 && errno != EINTR)
-			return -errno;
-	}
+	return serve_recv_by(s->ep, &s->sv, r, deadline);
 }
 
 static struct clone *find_clone(struct scale *s, uint32_t vm_id)

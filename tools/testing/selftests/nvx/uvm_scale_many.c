@@ -50,6 +50,7 @@ struct clone {
 	pthread_t th;
 	int ret;		/* nvx_uvm_run()'s */
 	int done;		/* the thread ended (atomic) */
+	pid_t tid;		/* the vCPU thread's (tracepoints' pid) */
 };
 
 /*
@@ -90,46 +91,11 @@ struct scale {
 	struct nvx_uvm_recv *r;		/* and is answered later */
 };
 
-/* The VMs KVM has (its debugfs directories "PID-FD"); -1: unknown. */
-static int kvm_vms(void)
-{
-	DIR *d = opendir("/sys/kernel/debug/kvm");
-	struct dirent *de;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d)))
-		n += de->d_name[0] >= '0' && de->d_name[0] <= '9' &&
-		     strchr(de->d_name, '-');
-	closedir(d);
-	return n;
-}
-
-static int kvm_vms_are(int fd, const void *arg)
-{
-	(void)fd;
-	return kvm_vms() == *(const int *)arg;
-}
-
 /* The next message on @s->ep before @deadline (now_ms()). */
 static int recv_by(struct scale *s, struct nvx_uvm_recv *r,
 		   uint64_t deadline)
 {
-	struct pollfd p = { .fd = s->ep, .events = POLLIN };
-	uint64_t now;
-	int ret;
-
-	for (;;) {
-		ret = nvx_uvm_recv(s->ep, &s->sv, r, NVX_UVM_RECV_NONBLOCK);
-		if (ret != -EAGAIN && ret != -EINTR)
-			return ret;
-		now = now_ms();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		if (poll(&p, 1, deadline - now) < 0 && errno != EINTR)
-			return -errno;
-	}
+	return serve_recv_by(s->ep, &s->sv, r, deadline);
 }
 
 /* All of @n bytes from @fd before @deadline: 0, -ETIMEDOUT, -EPIPE. */
@@ -167,6 +133,7 @@ static void *clone_vcpu(void *arg)
 {
 	struct clone *c = arg;
 
+	c->tid = gettid();
 	c->ret = nvx_uvm_run(&c->vm);
 	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -234,8 +201,9 @@ vmm_main(struct env *e, struct scale *s, int wfd, enum want want,
 			ioctl(c[i].vm.vcpu_fd, KVM_GET_REGS, &regs);
 			ioctl(c[i].vm.vcpu_fd, KVM_GET_SREGS, &sregs);
 			snprintf(en.why, sizeof(en.why),
-				 "VM %u: run %d, exit %u, reason %s; rip %#llx rsp %#llx cr2 %#llx cr3 %#llx",
-				 c[i].vm.vm_id, c[i].ret, c[i].vm.exit_status,
+				 "VM %u (vCPU thread %d): run %d, exit %u, reason %s; rip %#llx rsp %#llx cr2 %#llx cr3 %#llx",
+				 c[i].vm.vm_id, c[i].tid, c[i].ret,
+				 c[i].vm.exit_status,
 				 nvx_uvm_reason_name(c[i].vm.reason),
 				 regs.rip, regs.rsp, sregs.cr2, sregs.cr3);
 		}

@@ -163,6 +163,10 @@ int bare_post(struct bare *b, const struct nvx_uvm_msg *m);
 int bare_complete(struct bare *b, struct nvx_uvm_msg *m);
 int chan_status(int chan_fd, struct nvx_uvm_status *st);
 int recv_nb(int ep, struct nvx_uvm_recv *r);
+int kvm_vms(void);
+int kvm_vms_are(int fd, const void *arg);
+int serve_recv_by(int ep, struct nvx_uvm_serve *sv, struct nvx_uvm_recv *r,
+		  uint64_t deadline);
 int recv_gone(int ep, uint32_t vm_id, uint32_t reason,
 	      struct nvx_uvm_recv *r);
 void __attribute__((format(printf, 3, 4)))

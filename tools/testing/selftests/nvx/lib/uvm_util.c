@@ -2,6 +2,8 @@
 /*
  * Helpers of the nvx selftest group "uvm": see include/uvm_util.h.
  */
+#include <dirent.h>
+
 #include "uvm_util.h"
 
 /* ---------------------------------------------------- small helpers --- */
@@ -552,6 +554,67 @@ int recv_nb(int ep, struct nvx_uvm_recv *r)
 	memset(r, 0, sizeof(*r));
 	r->flags = NVX_UVM_RECV_NONBLOCK;
 	return nvx_ioctl(ep, NVX_UVM_EP_IOC_RECV, r);
+}
+
+/**
+ * kvm_vms() - the VMs KVM has
+ *
+ * Counts KVM's debugfs directories ("PID-FD").
+ *
+ * Return: the count, or -1 when KVM's debugfs cannot be read.
+ */
+int kvm_vms(void)
+{
+	DIR *d = opendir("/sys/kernel/debug/kvm");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] >= '0' && de->d_name[0] <= '9' &&
+		     strchr(de->d_name, '-');
+	closedir(d);
+	return n;
+}
+
+/**
+ * kvm_vms_are() - a wait_until() condition: KVM has *@arg VMs
+ * @fd: unused
+ * @arg: an int, the count
+ */
+int kvm_vms_are(int fd, const void *arg)
+{
+	(void)fd;
+	return kvm_vms() == *(const int *)arg;
+}
+
+/**
+ * serve_recv_by() - the next message of an endpoint, before a deadline
+ * @ep: the endpoint
+ * @sv: the serving state nvx_uvm_recv() fills (PUSH data, fds)
+ * @r: the message
+ * @deadline: now_ms() time
+ *
+ * Return: nvx_uvm_recv()'s result, or -ETIMEDOUT.
+ */
+int serve_recv_by(int ep, struct nvx_uvm_serve *sv, struct nvx_uvm_recv *r,
+		  uint64_t deadline)
+{
+	struct pollfd p = { .fd = ep, .events = POLLIN };
+	uint64_t now;
+	int ret;
+
+	for (;;) {
+		ret = nvx_uvm_recv(ep, sv, r, NVX_UVM_RECV_NONBLOCK);
+		if (ret != -EAGAIN && ret != -EINTR)
+			return ret;
+		now = now_ms();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, deadline - now) < 0 && errno != EINTR)
+			return -errno;
+	}
 }
 
 /**
