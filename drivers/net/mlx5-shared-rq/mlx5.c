@@ -39,16 +39,15 @@
 #include "mlx5_cmd.h"
 #include "srq.h"
 
-#define NVX_MLX5_NAPI_BUDGET	64
-
 struct nvx_mlx5_set;
 
-/* A pool's RMP and the software side of its ring. */
+/* A pool's RMP and the software side of its list. */
 struct nvx_mlx5_rmp {
 	struct mlx5_frag_buf buf;
 	struct mlx5_frag_buf_ctrl fbc;
 	struct mlx5_db db;
 	struct nvx_mlx5_wq wq;
+	spinlock_t lock;	/* @wq, the WQEs' links, the doorbell record */
 	u32 rmpn;
 	bool created;
 };
@@ -84,7 +83,6 @@ struct nvx_mlx5_set {
 	bool tir_created;
 	struct mlx5_flow_table *ft;
 	struct mlx5_flow_handle *rule;
-	spinlock_t wq_lock;	/* the RMPs' rings: post and retire */
 };
 
 /* One bound mlx5_core.eth device. */
@@ -96,6 +94,9 @@ struct nvx_mlx5_dev {
 	u32 pdn;
 	u32 tdn;
 	u32 mkey;
+	bool has_pd;
+	bool has_td;
+	bool has_mkey;
 	struct nvx_mlx5_set *set;	/* RTNL */
 };
 
@@ -118,20 +119,29 @@ static u8 nvx_mlx5_log_pg(const struct mlx5_frag_buf *b)
 
 /* ------------------------------------------------------------- receive --- */
 
+/*
+ * Strides the device consumed: counted in their WQE (which goes back on
+ * the RMP's list once all are), then reported to the core; @err: an error
+ * CQE, whose strides are dropped. BH off (NAPI).
+ */
 static void nvx_mlx5_rx_one(struct nvx_mlx5_rq *rq,
-			    const struct nvx_mlx5_rx *rx)
+			    const struct nvx_mlx5_rx *rx, bool err)
 {
 	struct nvx_mlx5_set *set = rq->set;
 	u32 pool = set->g.nr_rmps > 1 ? rq->idx : 0;
 	struct nvx_mlx5_rmp *rmp = &set->rmps[pool];
-	u32 buf, retired;
-	int err;
+	u32 buf;
+	u16 link;
+	int ret;
 
-	spin_lock(&set->wq_lock);
-	err = nvx_mlx5_wq_consume(&rmp->wq, rx->slot, rx->strides, &buf,
-				  &retired);
-	spin_unlock(&set->wq_lock);
-	if (err || buf >= set->nr_bufs) {
+	spin_lock(&rmp->lock);
+	ret = nvx_mlx5_wq_consume(&rmp->wq, rx->slot, rx->strides, &buf,
+				  &link);
+	if (ret == 1)
+		nvx_mlx5_wqe_link(mlx5_frag_buf_get_wqe(&rmp->fbc, link),
+				  rx->slot);
+	spin_unlock(&rmp->lock);
+	if (ret < 0 || buf >= set->nr_bufs) {
 		/* a CQE naming a WQE not posted: ip -s link's rx dropped */
 		dev_core_stats_rx_dropped_inc(set->md->netdev);
 		return;
@@ -140,8 +150,10 @@ static void nvx_mlx5_rx_one(struct nvx_mlx5_rq *rq,
 				      rx->stride * set->g.stride_sz,
 				      rx->strides * set->g.stride_sz,
 				      DMA_FROM_DEVICE);
-	if (!nvx_srq_cq_room(set->srq, rq->idx, 1))
-		nvx_srq_discard(set->srq, rq->idx, buf, rx->strides, rx->len);
+	if (err || !nvx_srq_cq_room(set->srq, rq->idx, 1))
+		/* an error CQE's strides count as a filler's */
+		nvx_srq_discard(set->srq, rq->idx, buf, rx->strides, rx->len,
+				err ? NVX_SRQ_CQE_FILLER : rx->flags);
 	else
 		nvx_srq_complete(set->srq, rq->idx, buf, rx->stride,
 				 rx->strides, rx->len, rx->flags);
@@ -167,13 +179,18 @@ static int nvx_mlx5_poll(struct napi_struct *napi, int budget)
 		mcq->cons_index++;
 		done++;
 		if (err) {
-			/* an error CQE (the RQ went to error) or not a receive */
+			/*
+			 * An error CQE (the RQ went to error: not recovered,
+			 * the queue receives nothing more) or not a receive.
+			 */
 			dev_core_stats_rx_dropped_inc(set->md->netdev);
 			netdev_warn_once(set->md->netdev,
 					 "queue %u: bad CQE (%d)\n", rq->idx, err);
+			if (err == -EIO && rx.strides)
+				nvx_mlx5_rx_one(rq, &rx, true);
 			continue;
 		}
-		nvx_mlx5_rx_one(rq, &rx);
+		nvx_mlx5_rx_one(rq, &rx, false);
 	}
 	if (done) {
 		mlx5_cq_set_ci(mcq);
@@ -211,7 +228,12 @@ static void nvx_mlx5_post(struct nvx_srq *srq, u32 pool, const u32 *bufs,
 	unsigned int i;
 	u32 slot;
 
-	spin_lock_bh(&set->wq_lock);
+	spin_lock_bh(&rmp->lock);
+	/*
+	 * The list has a WQE for every buffer of the pool and one more, and
+	 * the core posts a buffer only when the device gave it back: room
+	 * never runs out.
+	 */
 	for (i = 0; i < n && nvx_mlx5_wq_room(&rmp->wq); i++) {
 		/* the device may write it again: the CPU's view goes back */
 		dma_sync_single_for_device(dma, set->dma[bufs[i]],
@@ -222,13 +244,11 @@ static void nvx_mlx5_post(struct nvx_srq *srq, u32 pool, const u32 *bufs,
 				  set->dma[bufs[i]], set->md->mkey,
 				  set->shape->buf_size);
 	}
-	/* WQEs before the doorbell record */
+	/* WQEs and links before the doorbell record */
 	dma_wmb();
-	*rmp->db.db = cpu_to_be32(rmp->wq.prod & 0xffff);
-	spin_unlock_bh(&set->wq_lock);
-	/* a ring holds every buffer of its pool: never reached */
-	if (i < n)
-		netdev_err_once(set->md->netdev, "RMP %u full\n", pool);
+	*rmp->db.db = cpu_to_be32(rmp->wq.ctr);
+	spin_unlock_bh(&rmp->lock);
+	WARN_ON_ONCE(i < n);
 }
 
 /* ------------------------------------------------- backend: steering --- */
@@ -300,6 +320,8 @@ static void nvx_mlx5_rmp_destroy(struct nvx_mlx5_set *set,
 		mlx5_db_free(mdev, &rmp->db);
 	if (rmp->buf.frags)
 		mlx5_frag_buf_free(mdev, &rmp->buf);
+	kvfree(rmp->wq.next);
+	kvfree(rmp->wq.posted);
 	kvfree(rmp->wq.buf);
 	kvfree(rmp->wq.used);
 }
@@ -310,26 +332,36 @@ static int nvx_mlx5_rmp_create(struct nvx_mlx5_set *set,
 	struct mlx5_core_dev *mdev = set->md->mdev;
 	u32 out[MLX5_ST_SZ_DW(create_rmp_out)] = {};
 	int node = dev_to_node(mdev->device);
-	u32 slots = BIT(set->g.log_wq_sz);
+	u32 slots = BIT(set->g.log_wq_sz), i;
 	int inlen, err;
 	u32 *in;
 
+	spin_lock_init(&rmp->lock);
 	rmp->wq.log_sz = set->g.log_wq_sz;
 	rmp->wq.strides = set->g.strides;
+	rmp->wq.next = kvcalloc(slots, sizeof(u16), GFP_KERNEL);
+	rmp->wq.posted = kvcalloc(slots, sizeof(u8), GFP_KERNEL);
 	rmp->wq.buf = kvcalloc(slots, sizeof(u32), GFP_KERNEL);
 	rmp->wq.used = kvcalloc(slots, sizeof(u32), GFP_KERNEL);
-	if (!rmp->wq.buf || !rmp->wq.used)
+	if (!rmp->wq.next || !rmp->wq.posted || !rmp->wq.buf || !rmp->wq.used)
 		return -ENOMEM;
+	nvx_mlx5_wq_init(&rmp->wq);
 	err = mlx5_db_alloc_node(mdev, &rmp->db, node);
 	if (err)
 		return err;
 	*rmp->db.db = 0;
 	err = mlx5_frag_buf_alloc_node(mdev, slots << NVX_MLX5_LOG_WQE_SZ,
 				       &rmp->buf, node);
-	if (err)
+	if (err) {
+		/* it freed its frags on failure, and left the pointer */
+		rmp->buf.frags = NULL;
 		return err;
+	}
 	mlx5_init_fbc(rmp->buf.frags, NVX_MLX5_LOG_WQE_SZ, set->g.log_wq_sz,
 		      &rmp->fbc);
+	for (i = 0; i < slots; i++)
+		nvx_mlx5_wqe_link(mlx5_frag_buf_get_wqe(&rmp->fbc, i),
+				  rmp->wq.next[i]);
 
 	inlen = NVX_MLX5_RMP_INLEN(rmp->buf.npages);
 	in = kvzalloc(inlen, GFP_KERNEL);
@@ -385,8 +417,10 @@ static int nvx_mlx5_rq_create(struct nvx_mlx5_set *set,
 		return err;
 	err = mlx5_frag_buf_alloc_node(mdev, entries * sizeof(struct mlx5_cqe64),
 				       &rq->cqbuf, node);
-	if (err)
+	if (err) {
+		rq->cqbuf.frags = NULL;
 		return err;
+	}
 	mlx5_init_fbc(rq->cqbuf.frags, ilog2(sizeof(struct mlx5_cqe64)),
 		      set->g.log_cq_sz, &rq->fbc);
 	/* every CQE the device's: invalid opcode, owner 1 */
@@ -554,7 +588,6 @@ static int nvx_mlx5_attach(struct nvx_srq *srq, struct net_device *dev)
 	set->srq = srq;
 	set->md = md;
 	set->shape = nvx_srq_shape(srq);
-	spin_lock_init(&set->wq_lock);
 	err = nvx_mlx5_geom_init(set->shape, &md->caps, &set->g);
 	if (err) {
 		kfree(set);
@@ -658,7 +691,32 @@ static netdev_tx_t nvx_mlx5_start_xmit(struct sk_buff *skb,
 	return NETDEV_TX_OK;
 }
 
+/* The port's admin state (PAOS): unbinding mlx5e took it down. */
+static int nvx_mlx5_port_admin(struct net_device *dev, bool up)
+{
+	struct nvx_mlx5_dev *md = nvx_mlx5_of(dev);
+	u32 in[MLX5_ST_SZ_DW(paos_reg)] = {};
+	u32 out[MLX5_ST_SZ_DW(paos_reg)];
+
+	nvx_mlx5_build_paos(in, up);
+	return mlx5_core_access_reg(md->mdev, in, sizeof(in), out,
+				    sizeof(out), MLX5_REG_PAOS, 0, 1);
+}
+
+static int nvx_mlx5_open(struct net_device *dev)
+{
+	return nvx_mlx5_port_admin(dev, true);
+}
+
+static int nvx_mlx5_stop(struct net_device *dev)
+{
+	nvx_mlx5_port_admin(dev, false);
+	return 0;
+}
+
 static const struct net_device_ops nvx_mlx5_netdev_ops = {
+	.ndo_open = nvx_mlx5_open,
+	.ndo_stop = nvx_mlx5_stop,
 	.ndo_start_xmit = nvx_mlx5_start_xmit,
 };
 
@@ -720,15 +778,16 @@ static void nvx_mlx5_read_caps(struct mlx5_core_dev *mdev,
 	c->log_max_rq = MLX5_CAP_GEN(mdev, log_max_rq);
 	c->log_max_rqt_size = MLX5_CAP_GEN(mdev, log_max_rqt_size);
 	c->log_max_cq_sz = MLX5_CAP_GEN(mdev, log_max_cq_sz);
+	c->rq_ts_format = MLX5_CAP_GEN(mdev, rq_ts_format);
 }
 
 static void nvx_mlx5_res_free(struct nvx_mlx5_dev *md)
 {
-	if (md->mkey)
+	if (md->has_mkey)
 		mlx5_core_destroy_mkey(md->mdev, md->mkey);
-	if (md->tdn)
+	if (md->has_td)
 		mlx5_core_dealloc_transport_domain(md->mdev, md->tdn);
-	if (md->pdn)
+	if (md->has_pd)
 		mlx5_core_dealloc_pd(md->mdev, md->pdn);
 	if (md->uar)
 		mlx5_put_uars_page(md->mdev, md->uar);
@@ -748,11 +807,15 @@ static int nvx_mlx5_res_alloc(struct nvx_mlx5_dev *md)
 	err = mlx5_core_alloc_pd(md->mdev, &md->pdn);
 	if (err)
 		return err;
+	md->has_pd = true;
 	err = mlx5_core_alloc_transport_domain(md->mdev, &md->tdn);
 	if (err)
 		return err;
+	md->has_td = true;
 	nvx_mlx5_build_mkey(in, md->pdn);
-	return mlx5_core_create_mkey(md->mdev, &md->mkey, in, sizeof(in));
+	err = mlx5_core_create_mkey(md->mdev, &md->mkey, in, sizeof(in));
+	md->has_mkey = !err;
+	return err;
 }
 
 static int nvx_mlx5_probe(struct auxiliary_device *adev,
@@ -793,7 +856,11 @@ static int nvx_mlx5_probe(struct auxiliary_device *adev,
 	err = mlx5_query_nic_vport_mac_address(mdev, 0, false, mac);
 	if (err)
 		goto netdev;
-	eth_hw_addr_set(netdev, mac);
+	/* a sub-function without hw_addr: a random one, as mlx5e does */
+	if (is_zero_ether_addr(mac))
+		eth_hw_addr_random(netdev);
+	else
+		eth_hw_addr_set(netdev, mac);
 	err = register_netdev(netdev);
 	if (err)
 		goto netdev;

@@ -16,6 +16,9 @@
 
 #include "mlx5_cmd.h"
 
+static_assert(BIT(NVX_MLX5_LOG_RQT_SZ) == NVX_SRQ_RSS_ENTRIES);
+static_assert(BIT(NVX_MLX5_LOG_WQE_SZ) == sizeof(struct nvx_mlx5_wqe));
+
 /**
  * nvx_mlx5_geom_init() - check a set's shape against the device
  * @s: the set's shape.
@@ -24,9 +27,11 @@
  *
  * A striding WQE is one buffer: strides of 2^6..2^13 bytes (within the
  * device's stride range), 2^9..2^16 strides per WQE (2^3.. with
- * ext_stride_num_range). Each pool is an RMP whose ring holds every
- * buffer of the pool; each queue's CQ holds a completion for every stride
- * of its pool, so that it cannot overrun.
+ * ext_stride_num_range). Each pool is an RMP whose linked list holds
+ * every buffer of the pool and one free WQE; each queue's CQ holds a
+ * completion for every stride of its pool, so that it cannot overrun.
+ * RQs take the device's timestamp format (real time where that is all it
+ * has, as mlx5e chooses).
  *
  * Return: 0; -EINVAL for a shape no mlx5 can take (sizes not powers of
  * two, a buffer that is not its strides); -EOPNOTSUPP for one this device
@@ -62,8 +67,8 @@ int nvx_mlx5_geom_init(const struct nvx_srq_shape *s,
 
 	g->log_stride_sz = log_stride;
 	g->log_num_strides = log_num;
-	g->log_wq_sz = order_base_2(s->bufs_per_pool);
-	g->log_cq_sz = g->log_wq_sz + log_num;
+	g->log_wq_sz = order_base_2(s->bufs_per_pool + 1);
+	g->log_cq_sz = order_base_2(s->bufs_per_pool) + log_num;
 	if (g->log_wq_sz > caps->log_max_wq_sz ||
 	    g->log_cq_sz > caps->log_max_cq_sz ||
 	    caps->log_max_rqt_size < NVX_MLX5_LOG_RQT_SZ ||
@@ -74,6 +79,9 @@ int nvx_mlx5_geom_init(const struct nvx_srq_shape *s,
 	g->nr_rqs = s->nr_queues;
 	g->strides = s->strides_per_buf;
 	g->stride_sz = s->stride_size;
+	g->ts_format = caps->rq_ts_format == MLX5_TIMESTAMP_FORMAT_CAP_REAL_TIME ?
+		       MLX5_TIMESTAMP_FORMAT_REAL_TIME :
+		       MLX5_TIMESTAMP_FORMAT_FREE_RUNNING;
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(nvx_mlx5_geom_init);
@@ -81,11 +89,12 @@ EXPORT_SYMBOL_IF_KUNIT(nvx_mlx5_geom_init);
 /*
  * The striding fields of a WQ context, stored minus their bases in 4 bits:
  * 2^3..2^8 strides (ext_stride_num_range) wrap to 0xa..0xf, as mlx5e
- * stores them.
+ * stores them. A linked list (as mlx5e's striding RQs and mlx5_ib's SRQs
+ * are): WQEs retire out of order when several RQs share the RMP.
  */
 static void nvx_mlx5_set_striding(void *wq, const struct nvx_mlx5_geom *g)
 {
-	MLX5_SET(wq, wq, wq_type, MLX5_WQ_TYPE_CYCLIC_STRIDING_RQ);
+	MLX5_SET(wq, wq, wq_type, MLX5_WQ_TYPE_LINKED_LIST_STRIDING_RQ);
 	MLX5_SET(wq, wq, log_wqe_num_of_strides,
 		 (g->log_num_strides - MLX5_MPWQE_LOG_NUM_STRIDES_BASE) & 0xf);
 	MLX5_SET(wq, wq, log_wqe_stride_size,
@@ -191,6 +200,7 @@ void nvx_mlx5_build_rq(u32 *in, const struct nvx_mlx5_geom *g, u32 cqn,
 	MLX5_SET(rqc, rqc, state, MLX5_RQC_STATE_RST);
 	MLX5_SET(rqc, rqc, vsd, 1);
 	MLX5_SET(rqc, rqc, flush_in_error_en, 1);
+	MLX5_SET(rqc, rqc, ts_format, g->ts_format);
 	MLX5_SET(rqc, rqc, user_index, user_index);
 	MLX5_SET(rqc, rqc, cqn, cqn);
 	MLX5_SET(rqc, rqc, rmpn, rmpn);
@@ -348,20 +358,48 @@ void nvx_mlx5_build_match(struct mlx5_flow_spec *spec, const u8 *dmac,
 EXPORT_SYMBOL_IF_KUNIT(nvx_mlx5_build_match);
 
 /**
- * nvx_mlx5_wqe_fill() - one WQE of an RMP's ring: a whole buffer
- * @seg: the WQE's data segment.
+ * nvx_mlx5_build_paos() - the PAOS register: the port's admin state
+ * @in: MLX5_ST_SZ_BYTES(paos_reg) zeroed bytes, for
+ *	mlx5_core_access_reg(MLX5_REG_PAOS, write).
+ * @up: up or down.
+ *
+ * Unbinding mlx5e took the port down; the netdev's open and stop set it
+ * (mlx5_set_port_admin_status() is not exported: the same register).
+ */
+void nvx_mlx5_build_paos(u32 *in, bool up)
+{
+	MLX5_SET(paos_reg, in, local_port, 1);
+	MLX5_SET(paos_reg, in, admin_status, up ? MLX5_PORT_UP :
+						  MLX5_PORT_DOWN);
+	MLX5_SET(paos_reg, in, ase, 1);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvx_mlx5_build_paos);
+
+/**
+ * nvx_mlx5_wqe_fill() - a WQE of an RMP's list: a whole buffer
+ * @wqe: the WQE (its next segment is left as it is).
  * @dma: the buffer's DMA address.
  * @lkey: the mkey it is reached through.
  * @len: the buffer's bytes (strides * stride size).
  */
-void nvx_mlx5_wqe_fill(struct mlx5_wqe_data_seg *seg, u64 dma, u32 lkey,
-		       u32 len)
+void nvx_mlx5_wqe_fill(struct nvx_mlx5_wqe *wqe, u64 dma, u32 lkey, u32 len)
 {
-	seg->byte_count = cpu_to_be32(len);
-	seg->lkey = cpu_to_be32(lkey);
-	seg->addr = cpu_to_be64(dma);
+	wqe->data.byte_count = cpu_to_be32(len);
+	wqe->data.lkey = cpu_to_be32(lkey);
+	wqe->data.addr = cpu_to_be64(dma);
 }
 EXPORT_SYMBOL_IF_KUNIT(nvx_mlx5_wqe_fill);
+
+/**
+ * nvx_mlx5_wqe_link() - set the WQE after @wqe in the list
+ * @wqe: the WQE.
+ * @next: the next one's index.
+ */
+void nvx_mlx5_wqe_link(struct nvx_mlx5_wqe *wqe, u16 next)
+{
+	wqe->next.next_wqe_index = cpu_to_be16(next);
+}
+EXPORT_SYMBOL_IF_KUNIT(nvx_mlx5_wqe_link);
 
 /**
  * nvx_mlx5_cqe_parse() - translate one striding-RQ CQE
@@ -378,7 +416,9 @@ EXPORT_SYMBOL_IF_KUNIT(nvx_mlx5_wqe_fill);
  * strides is cut to them and flagged NVX_SRQ_CQE_TRUNCATED.
  *
  * Return: 0; -EAGAIN when the CQE is still the device's (owner bit);
- * -EIO for an error CQE (the RQ went to error); -EPROTO for a CQE that
+ * -EIO for an error CQE (the RQ went to error), whose strides are
+ * consumed all the same (as mlx5e counts them): @rx has them, or
+ * @rx->strides is 0 when they are out of range; -EPROTO for a CQE that
  * cannot be a striding-RQ receive (other opcode, compressed, strides
  * outside the WQE).
  */
@@ -388,34 +428,38 @@ int nvx_mlx5_cqe_parse(const struct mlx5_cqe64 *cqe, u32 cc, u8 log_cq_sz,
 	const struct mpwrq_cqe_bc *bc = (const void *)&cqe->byte_cnt;
 	u8 op_own = READ_ONCE(cqe->op_own);
 	u16 fcs, stride, strides, len;
+	bool bad;
+	u8 op;
 
+	op = op_own >> 4;
 	if ((op_own & MLX5_CQE_OWNER_MASK) != ((cc >> log_cq_sz) & 1) ||
-	    (op_own >> 4) == MLX5_CQE_INVALID)
+	    op == MLX5_CQE_INVALID)
 		return -EAGAIN;
 	/* the CQE's other bytes are read after its owner bit */
 	dma_rmb();
-	if ((op_own >> 4) == MLX5_CQE_RESP_ERR ||
-	    (op_own >> 4) == MLX5_CQE_REQ_ERR)
-		return -EIO;
-	if ((op_own >> 4) != MLX5_CQE_RESP_SEND || ((op_own >> 2) & 3))
+	if ((op != MLX5_CQE_RESP_SEND && op != MLX5_CQE_RESP_ERR) ||
+	    ((op_own >> 2) & 3))
 		return -EPROTO;
 
 	fcs = be16_to_cpu(bc->filler_consumed_strides);
 	len = be16_to_cpu(bc->byte_cnt);
 	strides = fcs & 0x7fff;
 	stride = be16_to_cpu(cqe->wqe_counter);
+	bad = !strides || stride >= g->strides ||
+	      strides > g->strides - stride;
 	rx->slot = be16_to_cpu(cqe->wqe_id) & (BIT(g->log_wq_sz) - 1);
-	if (!strides || stride >= g->strides || strides > g->strides - stride)
-		return -EPROTO;
-
 	rx->stride = stride;
-	rx->strides = strides;
+	rx->strides = bad ? 0 : strides;
+	rx->len = 0;
+	rx->flags = 0;
+	if (op == MLX5_CQE_RESP_ERR)
+		return -EIO;
+	if (bad)
+		return -EPROTO;
 	if (fcs & 0x8000) {
-		rx->len = 0;
 		rx->flags = NVX_SRQ_CQE_FILLER;
 		return 0;
 	}
-	rx->flags = 0;
 	rx->len = len;
 	if (len > strides * g->stride_sz) {
 		rx->len = strides * g->stride_sz;
@@ -426,69 +470,92 @@ int nvx_mlx5_cqe_parse(const struct mlx5_cqe64 *cqe, u32 cc, u8 log_cq_sz,
 EXPORT_SYMBOL_IF_KUNIT(nvx_mlx5_cqe_parse);
 
 /**
- * nvx_mlx5_wq_room() - WQEs that can be posted to an RMP's ring
- * @wq: the ring.
+ * nvx_mlx5_wq_init() - an RMP's list, every WQE free
+ * @wq: log_sz, strides and the arrays set; the rest is set here.
  *
- * Return: free slots.
+ * WQE i links to i + 1, the last to 0; the caller writes the same links
+ * into the WQEs (nvx_mlx5_wqe_link()) before it creates the RMP.
+ */
+void nvx_mlx5_wq_init(struct nvx_mlx5_wq *wq)
+{
+	u32 n = BIT(wq->log_sz), i;
+
+	for (i = 0; i < n; i++) {
+		wq->next[i] = (i + 1) & (n - 1);
+		wq->posted[i] = 0;
+		wq->used[i] = 0;
+	}
+	wq->head = 0;
+	wq->tail = n - 1;
+	wq->ctr = 0;
+	wq->cur = 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvx_mlx5_wq_init);
+
+/**
+ * nvx_mlx5_wq_room() - WQEs that can be posted to an RMP's list
+ * @wq: the list.
+ *
+ * Return: free WQEs, less the one that always stays free.
  */
 u32 nvx_mlx5_wq_room(const struct nvx_mlx5_wq *wq)
 {
-	return BIT(wq->log_sz) - (wq->prod - wq->cons);
+	return BIT(wq->log_sz) - 1 - wq->cur;
 }
 EXPORT_SYMBOL_IF_KUNIT(nvx_mlx5_wq_room);
 
 /**
- * nvx_mlx5_wq_post() - take the next slot for a buffer
- * @wq: the ring, with room (nvx_mlx5_wq_room()).
+ * nvx_mlx5_wq_post() - take the list's head for a buffer
+ * @wq: the list, with room (nvx_mlx5_wq_room()).
  * @buf: the set's buffer.
  *
- * Return: the slot, whose WQE the caller fills before it rings the
- * doorbell with the new producer counter.
+ * Return: the WQE, which the caller fills (nvx_mlx5_wqe_fill()) before it
+ * writes @wq->ctr to the doorbell record.
  */
 u32 nvx_mlx5_wq_post(struct nvx_mlx5_wq *wq, u32 buf)
 {
-	u32 slot = wq->prod & (BIT(wq->log_sz) - 1);
+	u32 slot = wq->head;
 
 	wq->buf[slot] = buf;
 	wq->used[slot] = 0;
-	wq->prod++;
+	wq->posted[slot] = 1;
+	wq->head = wq->next[slot];
+	wq->cur++;
+	wq->ctr++;
 	return slot;
 }
 EXPORT_SYMBOL_IF_KUNIT(nvx_mlx5_wq_post);
 
 /**
- * nvx_mlx5_wq_consume() - count strides the device consumed in a slot
- * @wq: the ring.
+ * nvx_mlx5_wq_consume() - count strides the device consumed in a WQE
+ * @wq: the list.
  * @slot: the CQE's WQE.
  * @strides: strides it consumed.
  * @buf: out: the set's buffer in @slot.
- * @retired: out: WQEs finished (all strides consumed) that this made the
- *	consumer counter pass: their slots can be posted again.
+ * @link: out, when the WQE retires: the WQE whose next segment must now
+ *	hold @slot (the old tail).
  *
- * The device finishes WQEs in ring order; a slot is free again once the
- * consumer counter passes it.
+ * A WQE retires when all its strides are consumed: it is linked after the
+ * tail and can be posted again once the head reaches it.
  *
- * Return: 0, or -EPROTO when @slot is not posted or its strides would pass
- * a WQE's (nothing counted).
+ * Return: 1 when @slot retired, 0 when it did not, -EPROTO when @slot is
+ * not posted or its strides would pass the WQE's (nothing counted).
  */
 int nvx_mlx5_wq_consume(struct nvx_mlx5_wq *wq, u32 slot, u32 strides,
-			u32 *buf, u32 *retired)
+			u32 *buf, u16 *link)
 {
-	u32 mask = BIT(wq->log_sz) - 1;
-	u32 n = 0;
-
-	*retired = 0;
-	if (slot > mask || ((slot - wq->cons) & mask) >= wq->prod - wq->cons ||
+	if (slot >= BIT(wq->log_sz) || !wq->posted[slot] ||
 	    strides > wq->strides - wq->used[slot])
 		return -EPROTO;
 	wq->used[slot] += strides;
 	*buf = wq->buf[slot];
-	while (wq->cons != wq->prod &&
-	       wq->used[wq->cons & mask] == wq->strides) {
-		wq->cons++;
-		n++;
-	}
-	*retired = n;
-	return 0;
+	if (wq->used[slot] < wq->strides)
+		return 0;
+	wq->posted[slot] = 0;
+	*link = wq->tail;
+	wq->next[wq->tail] = slot;
+	wq->tail = slot;
+	wq->cur--;
+	return 1;
 }
 EXPORT_SYMBOL_IF_KUNIT(nvx_mlx5_wq_consume);

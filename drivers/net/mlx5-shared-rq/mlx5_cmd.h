@@ -30,6 +30,7 @@
  * @log_max_rq: RQs.
  * @log_max_rqt_size: entries per RQ table.
  * @log_max_cq_sz: entries per CQ.
+ * @rq_ts_format: MLX5_TIMESTAMP_FORMAT_CAP_* of RQs.
  */
 struct nvx_mlx5_caps {
 	u8 striding_rq;
@@ -41,18 +42,21 @@ struct nvx_mlx5_caps {
 	u8 log_max_rq;
 	u8 log_max_rqt_size;
 	u8 log_max_cq_sz;
+	u8 rq_ts_format;
 };
 
 /**
  * struct nvx_mlx5_geom - a set's shape in the device's terms
  * @log_stride_sz: log2 of the stride (bytes).
  * @log_num_strides: log2 of the strides per WQE (= per buffer).
- * @log_wq_sz: log2 of the WQEs in each RMP's ring (>= buffers per pool).
+ * @log_wq_sz: log2 of the WQEs in each RMP's list (> buffers per pool: a
+ *	linked list keeps one WQE free).
  * @log_cq_sz: log2 of each queue's CQ entries (every stride of a pool).
  * @nr_rmps: one per pool.
  * @nr_rqs: one per queue.
  * @strides: strides per WQE.
  * @stride_sz: bytes per stride.
+ * @ts_format: the RQs' MLX5_TIMESTAMP_FORMAT_*.
  */
 struct nvx_mlx5_geom {
 	u8 log_stride_sz;
@@ -63,10 +67,20 @@ struct nvx_mlx5_geom {
 	u32 nr_rqs;
 	u32 strides;
 	u32 stride_sz;
+	u8 ts_format;
 };
 
-/* A WQE of the RMPs' cyclic striding ring: one data segment. */
-#define NVX_MLX5_LOG_WQE_SZ	4	/* sizeof(struct mlx5_wqe_data_seg) */
+/**
+ * struct nvx_mlx5_wqe - a WQE of an RMP's linked striding list
+ * @next: the index of the WQE after it in the list.
+ * @data: the buffer: all of its strides.
+ */
+struct nvx_mlx5_wqe {
+	struct mlx5_wqe_srq_next_seg next;
+	struct mlx5_wqe_data_seg data;
+};
+
+#define NVX_MLX5_LOG_WQE_SZ	5	/* sizeof(struct nvx_mlx5_wqe) */
 /* The RQ table always has NVX_SRQ_RSS_ENTRIES entries (the set's table). */
 #define NVX_MLX5_LOG_RQT_SZ	7
 
@@ -89,8 +103,9 @@ int nvx_mlx5_build_rqt_modify(u32 *in, u32 rqtn, const u32 *rqns,
 void nvx_mlx5_build_tir(u32 *in, u32 rqtn, u32 tdn, const u8 *key);
 void nvx_mlx5_build_match(struct mlx5_flow_spec *spec, const u8 *dmac,
 			  __be32 dst_ip);
-void nvx_mlx5_wqe_fill(struct mlx5_wqe_data_seg *seg, u64 dma, u32 lkey,
-		       u32 len);
+void nvx_mlx5_build_paos(u32 *in, bool up);
+void nvx_mlx5_wqe_fill(struct nvx_mlx5_wqe *wqe, u64 dma, u32 lkey, u32 len);
+void nvx_mlx5_wqe_link(struct nvx_mlx5_wqe *wqe, u16 next);
 
 /* The length of a command's input with its page list. */
 #define NVX_MLX5_RMP_INLEN(npages) \
@@ -124,27 +139,39 @@ int nvx_mlx5_cqe_parse(const struct mlx5_cqe64 *cqe, u32 cc, u8 log_cq_sz,
 		       const struct nvx_mlx5_geom *g, struct nvx_mlx5_rx *rx);
 
 /**
- * struct nvx_mlx5_wq - the software side of an RMP's cyclic ring
+ * struct nvx_mlx5_wq - the software side of an RMP's linked list
  * @log_sz: log2 of its WQEs.
  * @strides: strides per WQE.
- * @prod: WQEs posted (free-running; the doorbell record takes the low 16
- *	bits).
- * @cons: WQEs the device finished, in order (free-running).
- * @buf: the set's buffer in each slot.
- * @used: strides consumed of each slot.
+ * @head: the next WQE to post (free).
+ * @tail: the list's last WQE (free; a retired WQE is linked after it).
+ * @ctr: WQEs posted, the doorbell record's counter (16 bits).
+ * @cur: WQEs posted and not retired.
+ * @next: each WQE's next index (what its next segment holds).
+ * @posted: each WQE is posted and not retired.
+ * @buf: the set's buffer in each WQE.
+ * @used: strides consumed of each WQE.
+ *
+ * The device takes posted WQEs in list order; each queue's RQ holds the
+ * one it fills, so WQEs retire in any order: a retired WQE is linked at
+ * the tail (as mlx5_wq_ll_pop() does), one WQE always stays free.
  */
 struct nvx_mlx5_wq {
 	u8 log_sz;
 	u32 strides;
-	u32 prod;
-	u32 cons;
+	u16 head;
+	u16 tail;
+	u16 ctr;
+	u32 cur;
+	u16 *next;
+	u8 *posted;
 	u32 *buf;
 	u32 *used;
 };
 
+void nvx_mlx5_wq_init(struct nvx_mlx5_wq *wq);
 u32 nvx_mlx5_wq_room(const struct nvx_mlx5_wq *wq);
 u32 nvx_mlx5_wq_post(struct nvx_mlx5_wq *wq, u32 buf);
 int nvx_mlx5_wq_consume(struct nvx_mlx5_wq *wq, u32 slot, u32 strides,
-			u32 *buf, u32 *retired);
+			u32 *buf, u16 *link);
 
 #endif /* _NVX_MLX5_CMD_H */

@@ -27,6 +27,7 @@ static const struct nvx_mlx5_caps caps_ext = {
 	.log_max_rq = 17,
 	.log_max_rqt_size = 11,
 	.log_max_cq_sz = 22,
+	.rq_ts_format = MLX5_TIMESTAMP_FORMAT_CAP_FREE_RUNNING_AND_REAL_TIME,
 };
 
 /* Junction's set: 16 KiB buffers, 256 B strides, 128 buffers, 4 queues. */
@@ -70,8 +71,9 @@ static void geom_junction(struct kunit *test)
 	geom_ok(test, &shape_def, &caps_ext, &g);
 	KUNIT_EXPECT_EQ(test, g.log_stride_sz, 8);
 	KUNIT_EXPECT_EQ(test, g.log_num_strides, 6);
-	KUNIT_EXPECT_EQ(test, g.log_wq_sz, 7);
+	KUNIT_EXPECT_EQ(test, g.log_wq_sz, 8);	/* 128 buffers + a free WQE */
 	KUNIT_EXPECT_EQ(test, g.log_cq_sz, 13);	/* 8192: Junction's CQ */
+	KUNIT_EXPECT_EQ(test, g.ts_format, MLX5_TIMESTAMP_FORMAT_FREE_RUNNING);
 	KUNIT_EXPECT_EQ(test, g.nr_rmps, 1);
 	KUNIT_EXPECT_EQ(test, g.nr_rqs, 4);
 	KUNIT_EXPECT_EQ(test, g.strides, 64);
@@ -155,7 +157,7 @@ static void geom_stride_outside_caps(struct kunit *test)
 	s.stride_size = 64;
 	s.strides_per_buf = 256;
 	KUNIT_EXPECT_EQ(test, geom_err(&s, &c), -EOPNOTSUPP);
-	/* 16 KiB strides pass mlx5's 2^13 bound */
+	/* 16 KiB strides are past mlx5's 2^13 bound */
 	s = shape_def;
 	s.stride_size = 16384;
 	s.strides_per_buf = 8;
@@ -196,12 +198,17 @@ static void geom_rings_outside_caps(struct kunit *test)
 	struct nvx_mlx5_caps c = caps_ext;
 	struct nvx_mlx5_geom g;
 
-	/* 100 buffers: a ring of 128 */
+	/* 100 buffers: a list of 128 */
 	s.bufs_per_pool = 100;
 	geom_ok(test, &s, &c, &g);
 	KUNIT_EXPECT_EQ(test, g.log_wq_sz, 7);
-	/* a ring of 2^16 WQEs on a device with 2^15 */
-	s.bufs_per_pool = 65536;
+	KUNIT_EXPECT_EQ(test, g.log_cq_sz, 7 + 6);
+	/* 2^15 - 1 buffers and the free WQE: 2^15, the device's most */
+	s.bufs_per_pool = 32767;
+	geom_ok(test, &s, &c, &g);
+	KUNIT_EXPECT_EQ(test, g.log_wq_sz, 15);
+	/* 2^15 buffers need a list of 2^16 */
+	s.bufs_per_pool = 32768;
 	KUNIT_EXPECT_EQ(test, geom_err(&s, &c), -EOPNOTSUPP);
 	/* every stride of 128 buffers is 2^13 CQEs: a 2^12 CQ cannot */
 	c.log_max_cq_sz = 12;
@@ -228,6 +235,20 @@ static void geom_objects_outside_caps(struct kunit *test)
 	c.log_max_rmp = 2;
 	geom_ok(test, &s, &c, &g);
 	KUNIT_EXPECT_EQ(test, g.nr_rmps, 4);
+}
+
+static void geom_timestamp_format(struct kunit *test)
+{
+	struct nvx_mlx5_caps c = caps_ext;
+	struct nvx_mlx5_geom g;
+
+	/* a device that has only real-time stamps gets them (mlx5e's rule) */
+	c.rq_ts_format = MLX5_TIMESTAMP_FORMAT_CAP_REAL_TIME;
+	geom_ok(test, &shape_def, &c, &g);
+	KUNIT_EXPECT_EQ(test, g.ts_format, MLX5_TIMESTAMP_FORMAT_REAL_TIME);
+	c.rq_ts_format = MLX5_TIMESTAMP_FORMAT_CAP_FREE_RUNNING;
+	geom_ok(test, &shape_def, &c, &g);
+	KUNIT_EXPECT_EQ(test, g.ts_format, MLX5_TIMESTAMP_FORMAT_FREE_RUNNING);
 }
 
 /* ------------------------------------------------------ command inputs */
@@ -265,15 +286,15 @@ static void cmd_rmp(struct kunit *test)
 			MLX5_CMD_OP_CREATE_RMP);
 	KUNIT_EXPECT_EQ(test, MLX5_GET(rmpc, rmpc, state), MLX5_RMPC_STATE_RDY);
 	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, wq_type),
-			MLX5_WQ_TYPE_CYCLIC_STRIDING_RQ);
+			MLX5_WQ_TYPE_LINKED_LIST_STRIDING_RQ);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, wq_type), 2);
 	/* 64 strides: 6 - 9 in 4 bits */
 	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wqe_num_of_strides), 0xd);
 	/* 256 B: 8 - 6 */
 	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wqe_stride_size), 2);
-	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wq_stride), 4);
-	KUNIT_EXPECT_EQ(test, 1 << MLX5_GET(wq, wq, log_wq_stride),
-			sizeof(struct mlx5_wqe_data_seg));
-	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wq_sz), 7);
+	/* a next segment and a data segment: 32 bytes */
+	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wq_stride), 5);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wq_sz), 8);
 	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, pd), 0xabcde);
 	KUNIT_EXPECT_EQ(test, MLX5_GET64(wq, wq, dbr_addr),
 			0x123456789abcdef0ULL);
@@ -362,7 +383,6 @@ static void cmd_rq(struct kunit *test)
 			MLX5_CMD_OP_CREATE_RQ);
 	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, mem_rq_type),
 			MLX5_RQC_MEM_RQ_TYPE_MEMORY_RQ_RMP);
-	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, mem_rq_type), 1);
 	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, state), MLX5_RQC_STATE_RST);
 	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, vsd), 1);
 	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, flush_in_error_en), 1);
@@ -370,11 +390,13 @@ static void cmd_rq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, cqn), 0x77);
 	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, rmpn), 0x8899);
 	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, hairpin), 0);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(rqc, rqc, ts_format),
+			MLX5_TIMESTAMP_FORMAT_FREE_RUNNING);
 	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, wq_type),
-			MLX5_WQ_TYPE_CYCLIC_STRIDING_RQ);
+			MLX5_WQ_TYPE_LINKED_LIST_STRIDING_RQ);
 	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wqe_num_of_strides), 0xd);
 	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wqe_stride_size), 2);
-	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wq_sz), 7);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(wq, wq, log_wq_sz), 8);
 }
 
 static void cmd_rq_ready(struct kunit *test)
@@ -407,7 +429,6 @@ static void cmd_rqt(struct kunit *test)
 			MLX5_CMD_OP_CREATE_RQT);
 	KUNIT_EXPECT_EQ(test, MLX5_GET(rqtc, rqtc, rqt_max_size), 128);
 	KUNIT_EXPECT_EQ(test, MLX5_GET(rqtc, rqtc, rqt_actual_size), 128);
-	KUNIT_EXPECT_EQ(test, 1 << NVX_MLX5_LOG_RQT_SZ, NVX_SRQ_RSS_ENTRIES);
 	for (i = 0; i < NVX_SRQ_RSS_ENTRIES; i++)
 		KUNIT_EXPECT_EQ_MSG(test, MLX5_GET(rqtc, rqtc, rq_num[i]),
 				    rqns[(i * 3) % 4], "entry %u", i);
@@ -558,15 +579,41 @@ static void rule_mac_ipv4(struct kunit *test)
 			   mac, ETH_ALEN);
 }
 
-static void wqe_data_segment(struct kunit *test)
+static void wqe_layout(struct kunit *test)
 {
-	struct mlx5_wqe_data_seg seg;
+	struct nvx_mlx5_wqe w;
 
-	nvx_mlx5_wqe_fill(&seg, 0x1122334455667000ULL, 0xabcd12, 16384);
-	KUNIT_EXPECT_EQ(test, be32_to_cpu(seg.byte_count), 16384);
-	KUNIT_EXPECT_EQ(test, be32_to_cpu(seg.lkey), 0xabcd12);
-	KUNIT_EXPECT_EQ(test, be64_to_cpu(seg.addr), 0x1122334455667000ULL);
-	KUNIT_EXPECT_EQ(test, sizeof(seg), 1 << NVX_MLX5_LOG_WQE_SZ);
+	memset(&w, 0xff, sizeof(w));
+	nvx_mlx5_wqe_link(&w, 0x1234);
+	nvx_mlx5_wqe_fill(&w, 0x1122334455667000ULL, 0xabcd12, 16384);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(w.next.next_wqe_index), 0x1234);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(w.data.byte_count), 16384);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(w.data.lkey), 0xabcd12);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(w.data.addr), 0x1122334455667000ULL);
+	/* the data segment is the WQE's second 16 bytes, as in mlx5e's */
+	KUNIT_EXPECT_EQ(test, offsetof(struct nvx_mlx5_wqe, data), 16);
+	/* filling keeps the link; linking keeps the data */
+	nvx_mlx5_wqe_link(&w, 7);
+	KUNIT_EXPECT_EQ(test, be64_to_cpu(w.data.addr), 0x1122334455667000ULL);
+	nvx_mlx5_wqe_fill(&w, 0x2000, 1, 2048);
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(w.next.next_wqe_index), 7);
+}
+
+static void cmd_paos(struct kunit *test)
+{
+	u32 *in = zin(test, MLX5_ST_SZ_BYTES(paos_reg));
+
+	nvx_mlx5_build_paos(in, true);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(paos_reg, in, local_port), 1);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(paos_reg, in, admin_status),
+			MLX5_PORT_UP);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(paos_reg, in, ase), 1);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(paos_reg, in, swid), 0);
+	memset(in, 0, MLX5_ST_SZ_BYTES(paos_reg));
+	nvx_mlx5_build_paos(in, false);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(paos_reg, in, admin_status),
+			MLX5_PORT_DOWN);
+	KUNIT_EXPECT_EQ(test, MLX5_GET(paos_reg, in, ase), 1);
 }
 
 /* ---------------------------------------------------------------- CQEs */
@@ -716,12 +763,19 @@ static void cqe_error(struct kunit *test)
 	struct nvx_mlx5_rx rx;
 
 	geom_ok(test, &shape_def, &caps_ext, &g);
-	mk_cqe(&c, MLX5_CQE_RESP_ERR, 0, 0, 0, 1, false, 64);
+	/* an error CQE still names the strides it consumed (mlx5e frees them) */
+	mk_cqe(&c, MLX5_CQE_RESP_ERR, 0, 4, 8, 2, false, 64);
 	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
 			-EIO);
-	mk_cqe(&c, MLX5_CQE_REQ_ERR, 0, 0, 0, 1, false, 64);
+	KUNIT_EXPECT_EQ(test, rx.slot, 4);
+	KUNIT_EXPECT_EQ(test, rx.stride, 8);
+	KUNIT_EXPECT_EQ(test, rx.strides, 2);
+	KUNIT_EXPECT_EQ(test, rx.len, 0);
+	/* strides past the WQE: none to count */
+	mk_cqe(&c, MLX5_CQE_RESP_ERR, 0, 4, 63, 2, false, 64);
 	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
 			-EIO);
+	KUNIT_EXPECT_EQ(test, rx.strides, 0);
 }
 
 static void cqe_not_a_receive(struct kunit *test)
@@ -731,8 +785,11 @@ static void cqe_not_a_receive(struct kunit *test)
 	struct nvx_mlx5_rx rx;
 
 	geom_ok(test, &shape_def, &caps_ext, &g);
-	/* a send completion */
+	/* send completions, good and in error */
 	mk_cqe(&c, MLX5_CQE_REQ, 0, 0, 0, 1, false, 64);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
+			-EPROTO);
+	mk_cqe(&c, MLX5_CQE_REQ_ERR, 0, 0, 0, 1, false, 64);
 	KUNIT_EXPECT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
 			-EPROTO);
 	/* a compressed CQE (format bits 3:2), never enabled */
@@ -802,17 +859,46 @@ static void cqe_slot_within_ring(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rx.slot, 3);
 }
 
-/* ---------------------------------------------------------- RMP ring */
+/* ---------------------------------------------------------- RMP list */
 
-static void wq_init(struct kunit *test, struct nvx_mlx5_wq *wq, u8 log_sz,
-		    u32 strides, u32 start)
+static void wq_new(struct kunit *test, struct nvx_mlx5_wq *wq, u8 log_sz,
+		   u32 strides)
 {
 	wq->log_sz = log_sz;
 	wq->strides = strides;
-	wq->prod = start;
-	wq->cons = start;
+	wq->next = zin(test, sizeof(u16) << log_sz);
+	wq->posted = zin(test, sizeof(u8) << log_sz);
 	wq->buf = zin(test, sizeof(u32) << log_sz);
 	wq->used = zin(test, sizeof(u32) << log_sz);
+	nvx_mlx5_wq_init(wq);
+}
+
+/* Consume all of @slot's strides: it must retire, linked after the tail. */
+static void retire(struct kunit *test, struct nvx_mlx5_wq *wq, u32 slot)
+{
+	u16 tail = wq->tail, link = 0xffff;
+	u32 buf;
+
+	KUNIT_ASSERT_EQ(test, nvx_mlx5_wq_consume(wq, slot,
+						  wq->strides - wq->used[slot],
+						  &buf, &link), 1);
+	KUNIT_EXPECT_EQ(test, link, tail);
+	KUNIT_EXPECT_EQ(test, wq->next[tail], slot);
+	KUNIT_EXPECT_EQ(test, wq->tail, slot);
+}
+
+static void wq_init_links(struct kunit *test)
+{
+	struct nvx_mlx5_wq wq;
+	unsigned int i;
+
+	wq_new(test, &wq, 3, 64);
+	for (i = 0; i < 8; i++)
+		KUNIT_EXPECT_EQ(test, wq.next[i], (i + 1) % 8);
+	KUNIT_EXPECT_EQ(test, wq.head, 0);
+	KUNIT_EXPECT_EQ(test, wq.tail, 7);
+	/* one WQE always stays free */
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 7);
 }
 
 static void wq_post_until_full(struct kunit *test)
@@ -820,124 +906,122 @@ static void wq_post_until_full(struct kunit *test)
 	struct nvx_mlx5_wq wq;
 	unsigned int i;
 
-	wq_init(test, &wq, 2, 64, 0);
-	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 4);
-	for (i = 0; i < 4; i++)
+	wq_new(test, &wq, 2, 64);
+	for (i = 0; i < 3; i++)
 		KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_post(&wq, 100 + i), i);
 	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 0);
-	KUNIT_EXPECT_EQ(test, wq.prod, 4);
+	KUNIT_EXPECT_EQ(test, wq.ctr, 3);
+	KUNIT_EXPECT_EQ(test, wq.head, wq.tail);
 	KUNIT_EXPECT_EQ(test, wq.buf[2], 102);
+	KUNIT_EXPECT_EQ(test, wq.posted[2], 1);
+	KUNIT_EXPECT_EQ(test, wq.posted[3], 0);
 }
 
-static void wq_retire_in_order(struct kunit *test)
+static void wq_retire_and_repost(struct kunit *test)
 {
 	struct nvx_mlx5_wq wq;
-	u32 buf, retired;
+	u32 buf;
+	u16 link;
 
-	wq_init(test, &wq, 2, 64, 0);
+	wq_new(test, &wq, 2, 64);
 	nvx_mlx5_wq_post(&wq, 7);
 	nvx_mlx5_wq_post(&wq, 8);
 	/* slot 0 filled in three completions: 10 + 50 + a filler of 4 */
-	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 10, &buf, &retired),
-			0);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 10, &buf, &link), 0);
 	KUNIT_EXPECT_EQ(test, buf, 7);
-	KUNIT_EXPECT_EQ(test, retired, 0);
-	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 50, &buf, &retired),
-			0);
-	KUNIT_EXPECT_EQ(test, retired, 0);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 50, &buf, &link), 0);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 1);
+	retire(test, &wq, 0);
 	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 2);
-	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 4, &buf, &retired),
-			0);
-	KUNIT_EXPECT_EQ(test, retired, 1);
-	KUNIT_EXPECT_EQ(test, wq.cons, 1);
-	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 3);
-	/* the freed slot takes the next buffer after slots 2, 3 */
-	nvx_mlx5_wq_post(&wq, 9);
-	nvx_mlx5_wq_post(&wq, 10);
+	/* the list goes on: 2, 3, then the retired 0 */
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_post(&wq, 9), 2);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_post(&wq, 10), 3);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 0);
+	retire(test, &wq, 1);
 	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_post(&wq, 11), 0);
 	KUNIT_EXPECT_EQ(test, wq.buf[0], 11);
 	KUNIT_EXPECT_EQ(test, wq.used[0], 0);
+	KUNIT_EXPECT_EQ(test, wq.ctr, 5);
 }
 
-static void wq_retire_out_of_order(struct kunit *test)
+/*
+ * Several RQs share an RMP: a quiet queue keeps a half-filled WQE for as
+ * long as it likes while the others retire and repost around it. A ring
+ * retiring in order would stall here; the list never does.
+ */
+static void wq_quiet_queue_does_not_stall(struct kunit *test)
 {
 	struct nvx_mlx5_wq wq;
-	u32 buf, retired;
+	unsigned int round;
+	u32 buf, slot;
+	u16 link;
 
-	wq_init(test, &wq, 3, 8, 0);
-	nvx_mlx5_wq_post(&wq, 1);
-	nvx_mlx5_wq_post(&wq, 2);
-	nvx_mlx5_wq_post(&wq, 3);
-	/* slot 1 completes first: nothing retires until slot 0 does */
-	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 1, 8, &buf, &retired),
-			0);
-	KUNIT_EXPECT_EQ(test, buf, 2);
-	KUNIT_EXPECT_EQ(test, retired, 0);
-	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 8, &buf, &retired),
-			0);
-	KUNIT_EXPECT_EQ(test, retired, 2);
-	KUNIT_EXPECT_EQ(test, wq.cons, 2);
-	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 7);
+	wq_new(test, &wq, 3, 16);
+	for (slot = 0; slot < 7; slot++)
+		nvx_mlx5_wq_post(&wq, slot);
+	/* the quiet queue's WQE */
+	KUNIT_ASSERT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 3, &buf, &link), 0);
+	for (round = 0; round < 1000; round++) {
+		/* another queue's WQE retires, its buffer comes back */
+		for (slot = 1; slot < 8 && !wq.posted[slot]; slot++)
+			;
+		KUNIT_ASSERT_LT(test, slot, 8);
+		buf = wq.buf[slot];
+		retire(test, &wq, slot);
+		KUNIT_ASSERT_EQ(test, nvx_mlx5_wq_room(&wq), 1);
+		nvx_mlx5_wq_post(&wq, buf);
+	}
+	KUNIT_EXPECT_EQ(test, wq.posted[0], 1);
+	KUNIT_EXPECT_EQ(test, wq.used[0], 3);
+	KUNIT_EXPECT_EQ(test, wq.buf[0], 0);
+	KUNIT_EXPECT_EQ(test, wq.cur, 7);
+	/* the doorbell counter is 16 bits, posts go on past it */
+	KUNIT_EXPECT_EQ(test, wq.ctr, (u16)(7 + 1000));
 }
 
 static void wq_refuses_bad_slots(struct kunit *test)
 {
 	struct nvx_mlx5_wq wq;
-	u32 buf = 0xdead, retired;
+	u32 buf = 0xdead;
+	u16 link = 0xbeef;
 
-	wq_init(test, &wq, 2, 64, 0);
+	wq_new(test, &wq, 2, 64);
 	/* nothing posted */
-	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 1, &buf, &retired),
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 1, &buf, &link),
 			-EPROTO);
 	nvx_mlx5_wq_post(&wq, 5);
-	/* slot 1 not posted; slot past the ring */
-	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 1, 1, &buf, &retired),
+	/* slot 1 not posted; a slot past the list */
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 1, 1, &buf, &link),
 			-EPROTO);
-	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 4, 1, &buf, &retired),
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 4, 1, &buf, &link),
 			-EPROTO);
 	/* more strides than the WQE has left: nothing counted */
-	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 60, &buf, &retired),
-			0);
-	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 5, &buf, &retired),
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 60, &buf, &link), 0);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 5, &buf, &link),
 			-EPROTO);
 	KUNIT_EXPECT_EQ(test, wq.used[0], 60);
-	KUNIT_EXPECT_EQ(test, wq.cons, 0);
 	KUNIT_EXPECT_EQ(test, buf, 5);
+	KUNIT_EXPECT_EQ(test, link, 0xbeef);
+	/* a retired WQE is not posted any more */
+	retire(test, &wq, 0);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, 0, 1, &buf, &link),
+			-EPROTO);
 }
 
-static void wq_counters_wrap(struct kunit *test)
-{
-	struct nvx_mlx5_wq wq;
-	u32 buf, retired, i, slot;
-
-	/* free-running counters across 2^32 */
-	wq_init(test, &wq, 2, 16, 0xfffffffe);
-	for (i = 0; i < 4; i++)
-		nvx_mlx5_wq_post(&wq, i);
-	KUNIT_EXPECT_EQ(test, wq.prod, 2);
-	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 0);
-	for (i = 0; i < 4; i++) {
-		slot = (0xfffffffe + i) & 3;
-		KUNIT_ASSERT_EQ(test, nvx_mlx5_wq_consume(&wq, slot, 16, &buf,
-							  &retired), 0);
-		KUNIT_EXPECT_EQ(test, buf, i);
-		KUNIT_EXPECT_EQ(test, retired, 1);
-	}
-	KUNIT_EXPECT_EQ(test, wq.cons, 2);
-	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 4);
-}
-
-/* CQEs as the device would write them, through parse and the ring. */
+/* CQEs as the device would write them, through parse and the list. */
 static void rx_path_end_to_end(struct kunit *test)
 {
 	struct mlx5_cqe64 c;
 	struct nvx_mlx5_geom g;
 	struct nvx_mlx5_rx rx;
 	struct nvx_mlx5_wq wq;
-	u32 buf, retired, cc = 0, total = 0, i;
+	u32 buf, cc = 0, total = 0, i;
+	u16 link;
+	int ret;
 
 	geom_ok(test, &shape_def, &caps_ext, &g);
-	wq_init(test, &wq, g.log_wq_sz, g.strides, 0);
+	wq_new(test, &wq, g.log_wq_sz, g.strides);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 255);
 	nvx_mlx5_wq_post(&wq, 40);
 	nvx_mlx5_wq_post(&wq, 41);
 	/* 63 frames of one stride, then a filler of one, in slot 0 */
@@ -946,24 +1030,24 @@ static void rx_path_end_to_end(struct kunit *test)
 		       i == 63 ? 0 : 64);
 		KUNIT_ASSERT_EQ(test, nvx_mlx5_cqe_parse(&c, cc++, g.log_cq_sz,
 							 &g, &rx), 0);
-		KUNIT_ASSERT_EQ(test, nvx_mlx5_wq_consume(&wq, rx.slot,
-							  rx.strides, &buf,
-							  &retired), 0);
+		ret = nvx_mlx5_wq_consume(&wq, rx.slot, rx.strides, &buf,
+					  &link);
+		KUNIT_ASSERT_GE(test, ret, 0);
 		KUNIT_EXPECT_EQ(test, buf, 40);
-		total += retired;
+		total += ret;
 	}
 	KUNIT_EXPECT_EQ(test, rx.flags, NVX_SRQ_CQE_FILLER);
 	KUNIT_EXPECT_EQ(test, total, 1);
-	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 127);
+	KUNIT_EXPECT_EQ(test, link, 255);	/* linked after the first tail */
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_room(&wq), 254);
 	/* the next frame lands at stride 0 of slot 1: buffer 41 */
 	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 1, 0, 6, false, 1400);
 	KUNIT_ASSERT_EQ(test, nvx_mlx5_cqe_parse(&c, cc++, g.log_cq_sz, &g,
 						 &rx), 0);
-	KUNIT_ASSERT_EQ(test, nvx_mlx5_wq_consume(&wq, rx.slot, rx.strides,
-						  &buf, &retired), 0);
+	KUNIT_EXPECT_EQ(test, nvx_mlx5_wq_consume(&wq, rx.slot, rx.strides,
+						  &buf, &link), 0);
 	KUNIT_EXPECT_EQ(test, buf, 41);
 	KUNIT_EXPECT_EQ(test, rx.len, 1400);
-	KUNIT_EXPECT_EQ(test, retired, 0);
 }
 
 static struct kunit_case nvx_mlx5_geom_cases[] = {
@@ -978,6 +1062,7 @@ static struct kunit_case nvx_mlx5_geom_cases[] = {
 	KUNIT_CASE(geom_strides_outside_range),
 	KUNIT_CASE(geom_rings_outside_caps),
 	KUNIT_CASE(geom_objects_outside_caps),
+	KUNIT_CASE(geom_timestamp_format),
 	{}
 };
 
@@ -995,7 +1080,8 @@ static struct kunit_case nvx_mlx5_cmd_cases[] = {
 	KUNIT_CASE(cmd_tir),
 	KUNIT_CASE(rule_mac),
 	KUNIT_CASE(rule_mac_ipv4),
-	KUNIT_CASE(wqe_data_segment),
+	KUNIT_CASE(wqe_layout),
+	KUNIT_CASE(cmd_paos),
 	{}
 };
 
@@ -1011,11 +1097,11 @@ static struct kunit_case nvx_mlx5_rx_cases[] = {
 	KUNIT_CASE(cqe_strides_outside_wqe),
 	KUNIT_CASE(cqe_offload_bits_ignored),
 	KUNIT_CASE(cqe_slot_within_ring),
+	KUNIT_CASE(wq_init_links),
 	KUNIT_CASE(wq_post_until_full),
-	KUNIT_CASE(wq_retire_in_order),
-	KUNIT_CASE(wq_retire_out_of_order),
+	KUNIT_CASE(wq_retire_and_repost),
+	KUNIT_CASE(wq_quiet_queue_does_not_stall),
 	KUNIT_CASE(wq_refuses_bad_slots),
-	KUNIT_CASE(wq_counters_wrap),
 	KUNIT_CASE(rx_path_end_to_end),
 	{}
 };

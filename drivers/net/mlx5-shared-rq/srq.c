@@ -252,16 +252,18 @@ EXPORT_SYMBOL_GPL(nvx_srq_complete);
  * @buf: the buffer.
  * @strides: how many.
  * @len: the frame's length.
+ * @flags: NVX_SRQ_CQE_FILLER for a filler, else 0.
  *
  * For a NIC that writes first and completes after (mlx5): a frame that
- * arrived when the queue's completion ring was full still used its
- * strides. They count as released by the kernel (as a filler's, so the
- * buffer comes back once the instance releases the rest) and the frame as
- * dropped for want of completion ring room. One caller per queue at a
+ * arrived when the queue's completion ring was full, or that the NIC
+ * reported in error, still used its strides. They count as released by
+ * the kernel (as a filler's, so the buffer comes back once the instance
+ * releases the rest); the frame counts as dropped for want of completion
+ * ring room (a filler counts as a filler). One caller per queue at a
  * time, BH disabled.
  */
 void nvx_srq_discard(struct nvx_srq *srq, u32 queue, u32 buf, u32 strides,
-		     u32 len)
+		     u32 len, u16 flags)
 {
 	struct nvx_srq_queue *q = &srq->queues[queue];
 	struct nvx_srq_buf *b = &srq->bufs[buf];
@@ -277,7 +279,10 @@ void nvx_srq_discard(struct nvx_srq *srq, u32 queue, u32 buf, u32 strides,
 	WRITE_ONCE(b->kfree, b->kfree + strides);
 	pool->posted_strides -= strides;
 	q->rx_strides += strides;
-	q->drops_cq_full++;
+	if (flags & NVX_SRQ_CQE_FILLER)
+		q->fillers++;
+	else
+		q->drops_cq_full++;
 	if (b->hw_used == srq->shape.strides_per_buf) {
 		WRITE_ONCE(b->state, NVX_SRQ_BUF_HELD);
 		pool->nr_filling--;
@@ -285,7 +290,8 @@ void nvx_srq_discard(struct nvx_srq *srq, u32 queue, u32 buf, u32 strides,
 		list_add_tail(&b->node, &pool->held);
 	}
 	spin_unlock(&srq->lock);
-	trace_nvx_srq_drop(queue, NVX_SRQ_DROP_CQ_FULL, len);
+	if (!(flags & NVX_SRQ_CQE_FILLER))
+		trace_nvx_srq_drop(queue, NVX_SRQ_DROP_CQ_FULL, len);
 }
 EXPORT_SYMBOL_GPL(nvx_srq_discard);
 

@@ -89,7 +89,7 @@ bool nvx_srq_cq_room(struct nvx_srq *srq, u32 queue, unsigned int n);
 void nvx_srq_complete(struct nvx_srq *srq, u32 queue, u32 buf, u32 stride,
 		      u32 strides, u32 len, u16 flags);
 void nvx_srq_discard(struct nvx_srq *srq, u32 queue, u32 buf, u32 strides,
-		     u32 len);
+		     u32 len, u16 flags);
 void nvx_srq_drop(struct nvx_srq *srq, u32 queue,
 		  enum nvx_srq_drop_reason why, u32 len);
 void nvx_srq_rx_done(struct nvx_srq *srq, u32 queue);
