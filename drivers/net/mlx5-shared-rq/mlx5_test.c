@@ -852,8 +852,8 @@ static void cqe_slot_within_ring(struct kunit *test)
 	struct nvx_mlx5_rx rx;
 
 	geom_ok(test, &shape_def, &caps_ext, &g);
-	/* wqe_id is 16 bits; the ring has 128 slots */
-	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 128 + 3, 0, 1, false, 64);
+	/* wqe_id is 16 bits; the list has 256 WQEs */
+	mk_cqe(&c, MLX5_CQE_RESP_SEND, 0, 256 + 3, 0, 1, false, 64);
 	KUNIT_ASSERT_EQ(test, nvx_mlx5_cqe_parse(&c, 0, g.log_cq_sz, &g, &rx),
 			0);
 	KUNIT_EXPECT_EQ(test, rx.slot, 3);

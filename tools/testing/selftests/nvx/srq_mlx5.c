@@ -189,6 +189,8 @@ static int suite_results(struct __test_metadata *_metadata,
 	while (fgets(line, sizeof(line), f)) {
 		const char *p = line + strspn(line, " \t");
 
+		line[strcspn(line, "\n")] = 0;
+
 		/* case lines are indented; the suite's own line is not */
 		if (p == line)
 			continue;
