@@ -169,6 +169,34 @@ static void nvx_srq_notify(struct nvx_srq_queue *q, u32 prod)
 		nvx_srq_notify_post(q);
 }
 
+/*
+ * The NIC filled @strides of @b through @q: the buffer's state and counts,
+ * the strides counted as released by the kernel when @kernel_freed (a
+ * filler's, a dropped frame's). Under srq->lock.
+ */
+static void nvx_srq_fill(struct nvx_srq *srq, struct nvx_srq_queue *q,
+			 struct nvx_srq_buf *b, u32 strides, bool kernel_freed)
+{
+	struct nvx_srq_pool *pool = &srq->pools[b->pool];
+
+	if (b->state == NVX_SRQ_BUF_POSTED) {
+		WRITE_ONCE(b->state, NVX_SRQ_BUF_FILLING);
+		pool->nr_posted--;
+		pool->nr_filling++;
+	}
+	WRITE_ONCE(b->hw_used, b->hw_used + strides);
+	if (kernel_freed)
+		WRITE_ONCE(b->kfree, b->kfree + strides);
+	pool->posted_strides -= strides;
+	q->rx_strides += strides;
+	if (b->hw_used == srq->shape.strides_per_buf) {
+		WRITE_ONCE(b->state, NVX_SRQ_BUF_HELD);
+		pool->nr_filling--;
+		pool->nr_held++;
+		list_add_tail(&b->node, &pool->held);
+	}
+}
+
 /**
  * nvx_srq_complete() - the NIC filled strides of a buffer
  * @srq: the set.
@@ -189,7 +217,6 @@ void nvx_srq_complete(struct nvx_srq *srq, u32 queue, u32 buf, u32 stride,
 {
 	struct nvx_srq_queue *q = &srq->queues[queue];
 	struct nvx_srq_buf *b = &srq->bufs[buf];
-	struct nvx_srq_pool *pool = &srq->pools[b->pool];
 	struct nvx_srq_cqe *cqe;
 	u32 prod;
 
@@ -198,16 +225,8 @@ void nvx_srq_complete(struct nvx_srq *srq, u32 queue, u32 buf, u32 stride,
 	 * Count first: once the completion is visible the instance may
 	 * release its strides, and the release is checked against these.
 	 */
-	if (b->state == NVX_SRQ_BUF_POSTED) {
-		WRITE_ONCE(b->state, NVX_SRQ_BUF_FILLING);
-		pool->nr_posted--;
-		pool->nr_filling++;
-	}
-	WRITE_ONCE(b->hw_used, b->hw_used + strides);
-	pool->posted_strides -= strides;
-	q->rx_strides += strides;
+	nvx_srq_fill(srq, q, b, strides, flags & NVX_SRQ_CQE_FILLER);
 	if (flags & NVX_SRQ_CQE_FILLER) {
-		WRITE_ONCE(b->kfree, b->kfree + strides);
 		q->fillers++;
 		trace_nvx_srq_filler(queue, buf, stride, strides);
 	} else {
@@ -216,12 +235,6 @@ void nvx_srq_complete(struct nvx_srq *srq, u32 queue, u32 buf, u32 stride,
 		if (flags & NVX_SRQ_CQE_TRUNCATED)
 			q->truncated++;
 		trace_nvx_srq_rx(queue, buf, stride, strides, len);
-	}
-	if (b->hw_used == srq->shape.strides_per_buf) {
-		WRITE_ONCE(b->state, NVX_SRQ_BUF_HELD);
-		pool->nr_filling--;
-		pool->nr_held++;
-		list_add_tail(&b->node, &pool->held);
 	}
 
 	cqe = &q->cqes[q->prod & (srq->p.cq_entries - 1)];
@@ -266,29 +279,13 @@ void nvx_srq_discard(struct nvx_srq *srq, u32 queue, u32 buf, u32 strides,
 		     u32 len, u16 flags)
 {
 	struct nvx_srq_queue *q = &srq->queues[queue];
-	struct nvx_srq_buf *b = &srq->bufs[buf];
-	struct nvx_srq_pool *pool = &srq->pools[b->pool];
 
 	spin_lock(&srq->lock);
-	if (b->state == NVX_SRQ_BUF_POSTED) {
-		WRITE_ONCE(b->state, NVX_SRQ_BUF_FILLING);
-		pool->nr_posted--;
-		pool->nr_filling++;
-	}
-	WRITE_ONCE(b->hw_used, b->hw_used + strides);
-	WRITE_ONCE(b->kfree, b->kfree + strides);
-	pool->posted_strides -= strides;
-	q->rx_strides += strides;
+	nvx_srq_fill(srq, q, &srq->bufs[buf], strides, true);
 	if (flags & NVX_SRQ_CQE_FILLER)
 		q->fillers++;
 	else
 		q->drops_cq_full++;
-	if (b->hw_used == srq->shape.strides_per_buf) {
-		WRITE_ONCE(b->state, NVX_SRQ_BUF_HELD);
-		pool->nr_filling--;
-		pool->nr_held++;
-		list_add_tail(&b->node, &pool->held);
-	}
 	spin_unlock(&srq->lock);
 	if (!(flags & NVX_SRQ_CQE_FILLER))
 		trace_nvx_srq_drop(queue, NVX_SRQ_DROP_CQ_FULL, len);
