@@ -79,6 +79,7 @@ struct nvx_uvm_vm {
 	uint32_t exit_status;	/* the guest's, when it exited */
 	uint32_t reason;	/* why it stopped otherwise */
 	uint64_t detail;
+	char fault[256];	/* a triple fault: the vCPU's state, in words */
 	uint64_t kicks;		/* doorbells passed on (slow path) */
 	uint64_t runs;		/* returns from KVM_RUN */
 	int stop;		/* set to make nvx_uvm_run() return */

@@ -727,6 +727,40 @@ int nvx_uvm_status(struct nvx_uvm_vm *vm, struct nvx_uvm_status *st)
 	return 0;
 }
 
+/*
+ * After a triple fault: what the vCPU's state says, into @vm->fault
+ * (registers, descriptor tables, pending events, the bytes at RIP when
+ * they are in guest RAM: the runtime's addresses are physical ones).
+ * Returns RIP, or 0 when KVM would not say.
+ */
+static uint64_t nvx_uvm_fault_state(struct nvx_uvm_vm *vm)
+{
+	struct kvm_vcpu_events ev = { 0 };
+	struct kvm_sregs sr = { 0 };
+	struct kvm_regs regs;
+	const uint8_t *code = NULL;
+	size_t n;
+	int i;
+
+	if (ioctl(vm->vcpu_fd, KVM_GET_REGS, &regs))
+		return 0;
+	ioctl(vm->vcpu_fd, KVM_GET_SREGS, &sr);
+	ioctl(vm->vcpu_fd, KVM_GET_VCPU_EVENTS, &ev);
+	n = snprintf(vm->fault, sizeof(vm->fault),
+		     "rip %llx rsp %llx rflags %llx cr0 %llx cr2 %llx cr3 %llx cr4 %llx idt %llx/%x gdt %llx/%x exc %u/%u/%u irq %u/%u shadow %u",
+		     regs.rip, regs.rsp, regs.rflags, sr.cr0, sr.cr2, sr.cr3,
+		     sr.cr4, sr.idt.base, sr.idt.limit, sr.gdt.base,
+		     sr.gdt.limit, ev.exception.injected, ev.exception.pending,
+		     ev.exception.nr, ev.interrupt.injected, ev.interrupt.nr,
+		     ev.interrupt.shadow);
+	if (vm->mem && regs.rip < vm->mem_size - 8)
+		code = (const uint8_t *)vm->mem + regs.rip;
+	for (i = 0; code && i < 8 && n < sizeof(vm->fault) - 4; i++)
+		n += snprintf(vm->fault + n, sizeof(vm->fault) - n, "%s%02x",
+			      i ? "" : " code ", code[i]);
+	return regs.rip;
+}
+
 /**
  * nvx_uvm_run() - the vCPU loop
  * @vm: a VM from nvx_uvm_create().
@@ -800,16 +834,11 @@ int nvx_uvm_run(struct nvx_uvm_vm *vm)
 		}
 		case KVM_EXIT_INTR:
 			continue;
-		case KVM_EXIT_SHUTDOWN: {
-			struct kvm_regs regs;
-
+		case KVM_EXIT_SHUTDOWN:
 			/* a triple fault: the detail is where */
 			vm->reason = NVX_UVM_ERR_SHUTDOWN;
-			vm->detail = 0;
-			if (!ioctl(vm->vcpu_fd, KVM_GET_REGS, &regs))
-				vm->detail = regs.rip;
+			vm->detail = nvx_uvm_fault_state(vm);
 			return -EIO;
-		}
 		default:
 			vm->reason = NVX_UVM_ERR_VMM;
 			vm->detail = run->exit_reason;

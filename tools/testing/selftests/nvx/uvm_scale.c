@@ -279,9 +279,10 @@ SCALE_TEST(idle_clones_at_once)
 		if (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE) || c->ret ||
 		    c->vm.exit_status) {
 			if (!bad++)
-				TH_LOG("clone %u: ended %d, run %d, exit %u, reason %s",
+				TH_LOG("clone %u: ended %d, run %d, exit %u, reason %s %s",
 				       i, c->done, c->ret, c->vm.exit_status,
-				       nvx_uvm_reason_name(c->vm.reason));
+				       nvx_uvm_reason_name(c->vm.reason),
+				       c->vm.fault);
 		}
 	}
 	/* scale_free() stops what did not end */

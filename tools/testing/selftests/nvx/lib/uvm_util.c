@@ -348,15 +348,16 @@ int vmm_free(struct env *e, struct vmm *v)
  */
 const char *vmm_why(struct vmm *v)
 {
-	static char buf[160];
+	static char buf[448];
 
 	snprintf(buf, sizeof(buf),
-		 "run %d (%s), exit status %u, reason %u (%s), detail %#llx, where %s",
+		 "run %d (%s), exit status %u, reason %u (%s), detail %#llx, where %s%s%s",
 		 v->ret, strerror(v->ret < 0 ? -v->ret : v->ret),
 		 v->vm.exit_status, v->vm.reason,
 		 nvx_uvm_reason_name(v->vm.reason),
 		 (unsigned long long)v->vm.detail,
-		 v->where ? v->where : "-");
+		 v->where ? v->where : "-", v->vm.fault[0] ? "; " : "",
+		 v->vm.fault);
 	return buf;
 }
 
