@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,7 +72,109 @@ struct nvx_scale {
 	double per_vm_kib, per_gib;
 	long long served_kib;	/* the same once each had one answer */
 	double served_per_gib;
+	/* the same run in a memory cgroup of its own (Junction's way) */
+	int cg_on;
+	long long cg_kib, cg_served_kib, cg_peak_kib;	/* over its start */
 };
+
+/*
+ * The density run's memory cgroup: a child of the bench's cgroup v2
+ * cgroup with the memory controller, the bench process moved into it for
+ * the run. Its memory.current and memory.peak count what the VMM side
+ * uses (its heap, stacks, page tables) and the kernel memory charged to
+ * it: KVM's VMs, vCPUs and nested page tables, nvx's channels and the
+ * clones' copied pages (all allocated with __GFP_ACCOUNT).
+ */
+struct nvx_scale_cg {
+	char parent[PATH_MAX - 64], dir[PATH_MAX];
+};
+
+static int nvx_scale_cg_write(const char *dir, const char *file,
+			      const char *v)
+{
+	char path[PATH_MAX + 32];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, v, strlen(v)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* A cgroup file's one number, bytes, in KiB; -1 when unreadable. */
+static long long nvx_scale_cg_kib(const struct nvx_scale_cg *cg,
+				  const char *file)
+{
+	char path[PATH_MAX + 32];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", cg->dir, file);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v < 0 ? -1 : v / 1024;
+}
+
+/* Make the cgroup and move the bench into it: 0 or -errno (then none). */
+static int nvx_scale_cg_enter(struct nvx_scale_cg *cg)
+{
+	char line[PATH_MAX], pid[32];
+	FILE *f;
+	int ret;
+
+	f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return -errno;
+	ret = -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		snprintf(cg->parent, sizeof(cg->parent), "/sys/fs/cgroup%s",
+			 strcmp(line + 3, "/") ? line + 3 : "");
+		ret = 0;
+	}
+	fclose(f);
+	if (ret)
+		return ret;
+	/* fails where the parent holds processes and is not the root */
+	nvx_scale_cg_write(cg->parent, "cgroup.subtree_control", "+memory");
+	snprintf(cg->dir, sizeof(cg->dir), "%s/nvx-bench-scale.%d",
+		 cg->parent, getpid());
+	if (mkdir(cg->dir, 0755))
+		return -errno;
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (nvx_scale_cg_kib(cg, "memory.peak") < 0)
+		ret = -EOPNOTSUPP;
+	else
+		ret = nvx_scale_cg_write(cg->dir, "cgroup.procs", pid);
+	if (ret)
+		rmdir(cg->dir);
+	return ret;
+}
+
+/* Move the bench back and remove the cgroup. */
+static void nvx_scale_cg_leave(struct nvx_scale_cg *cg)
+{
+	char pid[32];
+	int ret;
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	ret = nvx_scale_cg_write(cg->parent, "cgroup.procs", pid);
+	if (ret)
+		nvx_err("bench scale: back to %s: %s", cg->parent,
+			strerror(-ret));
+	else if (rmdir(cg->dir))
+		nvx_err("bench scale: rmdir %s: %s", cg->dir, strerror(errno));
+}
 
 static void nvx_scale_nop(int sig)
 {
@@ -264,11 +367,21 @@ static int nvx_scale_density(struct nvx_scale *s)
 	struct nvx_uvm_recv r;
 	const char *where;
 	long long a0, a1 = 0, a2 = 0, p0[NVX_ARRAY_SIZE(nvx_scale_parts)];
+	long long c0 = -1, c1 = -1, c2 = -1, peak = -1;
+	struct nvx_scale_cg cg;
 	int ret = 0;
 
 	v = calloc(s->density, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
+	ret = nvx_scale_cg_enter(&cg);
+	s->cg_on = !ret;
+	if (ret)
+		nvx_err("bench scale: density: no memory cgroup of its own (%s): MemAvailable only",
+			strerror(-ret));
+	else
+		c0 = nvx_scale_cg_kib(&cg, "memory.current");
+	ret = 0;
 	argv[0] = "test";
 	argv[1] = "wait";
 	argv[2] = "2";
@@ -305,6 +418,8 @@ static int nvx_scale_density(struct nvx_scale *s)
 			break;
 		if (!k) {
 			a1 = nvx_scale_avail();
+			if (s->cg_on)
+				c1 = nvx_scale_cg_kib(&cg, "memory.current");
 			nvx_scale_parts_read(s->parts);
 			for (i = 0; i < NVX_ARRAY_SIZE(nvx_scale_parts); i++)
 				s->parts[i] -= p0[i];
@@ -313,6 +428,8 @@ static int nvx_scale_density(struct nvx_scale *s)
 					nvx_scale_copied(v[i].vm.grant_fd);
 		} else {
 			a2 = nvx_scale_avail();
+			if (s->cg_on)
+				c2 = nvx_scale_cg_kib(&cg, "memory.current");
 		}
 		/* answer them all: the second answer makes each exit */
 		for (i = 0; i < started; i++)
@@ -335,6 +452,14 @@ static int nvx_scale_density(struct nvx_scale *s)
 		nvx_uvm_destroy(&v[i].vm);
 	}
 	free(v);
+	if (s->cg_on) {
+		peak = nvx_scale_cg_kib(&cg, "memory.peak");
+		nvx_scale_cg_leave(&cg);
+		s->cg_on = c0 >= 0 && c1 >= 0 && c2 >= 0 && peak >= 0;
+		s->cg_kib = c1 - c0;
+		s->cg_served_kib = c2 - c0;
+		s->cg_peak_kib = peak - c0;
+	}
 	if (ret)
 		return ret;
 	if (started < s->density)
@@ -395,6 +520,21 @@ static void nvx_scale_print(struct nvx_scale *s)
 			nvx_json_double(j, nvx_scale_part_name(k, name),
 					nvx_bench_div(s->parts[k], s->density));
 		nvx_json_end(j);
+		if (s->cg_on) {
+			nvx_json_object_begin(j, "cgroup");
+			nvx_json_double(j, "kib_per_vm",
+					nvx_bench_div(s->cg_kib, s->density));
+			nvx_json_double(j, "kib_per_vm_served",
+					nvx_bench_div(s->cg_served_kib,
+						      s->density));
+			nvx_json_double(j, "peak_kib_per_vm",
+					nvx_bench_div(s->cg_peak_kib,
+						      s->density));
+			nvx_json_double(j, "per_gib",
+					nvx_bench_div(1024.0 * 1024 * s->density,
+						      s->cg_peak_kib));
+			nvx_json_end(j);
+		}
 		nvx_json_end(j);
 		nvx_json_double(j, "per_gib", s->per_gib);
 		nvx_json_double(j, "headline", headline);
@@ -423,6 +563,15 @@ static void nvx_scale_print(struct nvx_scale *s)
 		printf(" %s %.1f", nvx_scale_part_name(k, name),
 		       nvx_bench_div(s->parts[k], s->density));
 	printf("\n");
+	if (s->cg_on) {
+		printf("  in the run's memory cgroup, KiB per VM: %.1f idle,",
+		       nvx_bench_div(s->cg_kib, s->density));
+		printf(" %.1f served, %.1f at memory.peak: %.0f per GiB\n",
+		       nvx_bench_div(s->cg_served_kib, s->density),
+		       nvx_bench_div(s->cg_peak_kib, s->density),
+		       nvx_bench_div(1024.0 * 1024 * s->density,
+				     s->cg_peak_kib));
+	}
 	printf("headline (clone p50 / fork+exec p50): %.3f\n", headline);
 }
 
