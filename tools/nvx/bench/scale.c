@@ -86,7 +86,7 @@ struct nvx_scale {
  * clones' copied pages (all allocated with __GFP_ACCOUNT).
  */
 struct nvx_scale_cg {
-	char parent[PATH_MAX - 64], dir[PATH_MAX];
+	char parent[PATH_MAX], dir[PATH_MAX];
 };
 
 static int nvx_scale_cg_write(const char *dir, const char *file,
@@ -138,17 +138,19 @@ static int nvx_scale_cg_enter(struct nvx_scale_cg *cg)
 		if (strncmp(line, "0::", 3))
 			continue;
 		line[strcspn(line, "\n")] = 0;
-		snprintf(cg->parent, sizeof(cg->parent), "/sys/fs/cgroup%s",
-			 strcmp(line + 3, "/") ? line + 3 : "");
-		ret = 0;
+		ret = snprintf(cg->parent, sizeof(cg->parent),
+			       "/sys/fs/cgroup%s",
+			       strcmp(line + 3, "/") ? line + 3 : "");
+		ret = ret < (int)sizeof(cg->parent) ? 0 : -ENAMETOOLONG;
 	}
 	fclose(f);
 	if (ret)
 		return ret;
 	/* fails where the parent holds processes and is not the root */
 	nvx_scale_cg_write(cg->parent, "cgroup.subtree_control", "+memory");
-	snprintf(cg->dir, sizeof(cg->dir), "%s/nvx-bench-scale.%d",
-		 cg->parent, getpid());
+	if (snprintf(cg->dir, sizeof(cg->dir), "%s/nvx-bench-scale.%d",
+		     cg->parent, getpid()) >= (int)sizeof(cg->dir))
+		return -ENAMETOOLONG;
 	if (mkdir(cg->dir, 0755))
 		return -errno;
 	snprintf(pid, sizeof(pid), "%d", getpid());
