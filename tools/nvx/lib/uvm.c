@@ -731,7 +731,11 @@ int nvx_uvm_status(struct nvx_uvm_vm *vm, struct nvx_uvm_status *st)
  * After a triple fault: what the vCPU's state says, into @vm->fault
  * (registers, descriptor tables, pending events, the bytes at RIP when
  * they are in guest RAM: the runtime's addresses are physical ones).
- * Returns RIP, or 0 when KVM would not say.
+ * Returns RIP, or 0 when KVM would not say. On Intel (VMX) that is the
+ * state at the fault; on AMD (SVM), KVM has reset the vCPU before it
+ * returns KVM_EXIT_SHUTDOWN (rip 0xfff0, cr0 0x10): there only the
+ * interrupt being injected, if any, is left (irq N/VECTOR), and the
+ * kvm_exit tracepoint is what shows where it was (testing.rst).
  */
 static uint64_t nvx_uvm_fault_state(struct nvx_uvm_vm *vm)
 {

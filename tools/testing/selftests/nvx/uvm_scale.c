@@ -34,6 +34,7 @@ struct clone {
 	int ret;		/* nvx_uvm_run()'s */
 	int done;		/* the thread ended (atomic) */
 	bool seen;		/* its request came */
+	bool exited;		/* its EXIT message came */
 	struct nvx_uvm_recv r;	/* its request, answered later */
 };
 
@@ -190,14 +191,23 @@ static unsigned int clones_done(struct scale *s)
 	return n;
 }
 
-/* How many clones' threads have ended other than by exiting 0. */
-static unsigned int clones_failed(struct scale *s)
+/*
+ * How many clones' threads have ended other than by exiting 0 before
+ * their request came (@sent false) or before their EXIT message came:
+ * messages that will never come.
+ */
+static unsigned int clones_failed(struct scale *s, bool sent)
 {
 	unsigned int i, n = 0;
 
-	for (i = 0; i < s->started; i++)
-		n += __atomic_load_n(&s->c[i].done, __ATOMIC_ACQUIRE) &&
-		     (s->c[i].ret || s->c[i].vm.exit_status);
+	for (i = 0; i < s->started; i++) {
+		struct clone *c = &s->c[i];
+
+		if ((sent ? c->exited : c->seen) ||
+		    !__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
+			continue;
+		n += c->ret || c->vm.exit_status;
+	}
 	return n;
 }
 
@@ -238,9 +248,11 @@ SCALE_TEST(idle_clones_at_once)
 		/* a clone that failed sends no request: stop waiting */
 		ret = recv_by(&s, &r, now_ms() + 1000 < deadline ?
 				      now_ms() + 1000 : deadline);
-		if (ret == -ETIMEDOUT && now_ms() < deadline &&
-		    got + clones_failed(&s) < s.started)
-			continue;
+		if (ret == -ETIMEDOUT && now_ms() < deadline) {
+			if (got + clones_failed(&s, false) < s.started)
+				continue;
+			ret = -ECHILD;
+		}
 		if (ret)
 			break;
 		c = find_clone(&s, r.msg.src_vm);
@@ -258,7 +270,8 @@ SCALE_TEST(idle_clones_at_once)
 	}
 	TH_LOG("%u clones started and waiting in %.1f s",
 	       got, (now_ms() - t0) / 1000.0);
-	EXPECT_EQ(0, ret) TH_LOG("%u requests came: %s", got, strerror(-ret));
+	EXPECT_EQ(0, ret) TH_LOG("%u requests came, %u clones failed first: %s",
+				 got, clones_failed(&s, false), strerror(-ret));
 	EXPECT_EQ(0U, bad);
 	ASSERT_EQ(s.started, got) {
 		for (i = 0; i < s.started; i++) {
@@ -292,19 +305,28 @@ SCALE_TEST(idle_clones_at_once)
 		/* a clone that failed sends no EXIT: stop waiting for it */
 		ret = recv_by(&s, &r, now_ms() + 1000 < deadline ?
 				      now_ms() + 1000 : deadline);
-		if (ret == -ETIMEDOUT && now_ms() < deadline &&
-		    exits + clones_failed(&s) < s.started)
-			continue;
+		if (ret == -ETIMEDOUT && now_ms() < deadline) {
+			if (exits + clones_failed(&s, true) < s.started)
+				continue;
+			ret = -ECHILD;
+		}
 		if (ret)
 			break;
-		if (r.msg.type == NVX_UVM_MSG_EXIT)
-			exits++;
+		if (r.msg.type == NVX_UVM_MSG_EXIT) {
+			struct clone *c = find_clone(&s, r.msg.src_vm);
+
+			if (c && !c->exited) {
+				c->exited = true;
+				exits++;
+			}
+		}
 		ret = nvx_uvm_serve_msg(s.ep, &s.sv, &r);
 		if (ret)
 			break;
 	}
-	EXPECT_EQ(0, ret) TH_LOG("%u EXIT messages, %u clones failed: %s",
-				 exits, clones_failed(&s), strerror(-ret));
+	EXPECT_EQ(0, ret) TH_LOG("%u EXIT messages, %u clones failed first: %s",
+				 exits, clones_failed(&s, true),
+				 strerror(-ret));
 	while (clones_done(&s) < s.started && now_ms() < deadline)
 		usleep(10000);
 	for (i = 0, bad = 0; i < s.started; i++) {
