@@ -8,8 +8,9 @@
  *
  * exc_stubs: 32 stubs of 16 bytes, one per exception vector; each
  * reports 0x100 | vector on the exit port and halts for good.
- * irq_stub: any external interrupt (the completion MSI); it only
- * acknowledges the LAPIC, since waking from hlt is all it is for.
+ * irq_stub: any external interrupt (the completion MSI, the safety
+ * tick); it acknowledges the LAPIC, since waking from hlt is all it is
+ * for, and returns past sti_hlt's hlt when it interrupted the hlt itself.
  * spurious_stub: the LAPIC spurious vector (0xff), no EOI.
  */
 
@@ -55,11 +56,34 @@ exc_common:
 	hlt
 	jmp	1b
 
+/*
+ * sti_hlt: enable interrupts and halt until one comes; called with them
+ * off, returns with them on. sti holds interrupts off for one more
+ * instruction, so one that is due now wakes the hlt rather than coming
+ * before it. The emulated CPU of the test VM (nested SVM in QEMU TCG)
+ * was traced delivering one inside that shadow, at sti_hlt_insn: the
+ * return to the hlt then halted the guest with its wake-up spent (no
+ * completion left to come, the safety tick not re-armed) for good.
+ * irq_stub therefore returns past the hlt from there.
+ */
+	.globl sti_hlt
+	.type sti_hlt, @function
+sti_hlt:
+	sti
+sti_hlt_insn:
+	hlt
+	ret
+	.size sti_hlt, . - sti_hlt
+
 	.balign 16
 	.globl irq_stub
 irq_stub:
 	pushq	%rax
-	movabsq	$LAPIC_EOI, %rax
+	leaq	sti_hlt_insn(%rip), %rax
+	cmpq	%rax, 8(%rsp)		/* the interrupted rip */
+	jne	1f
+	incq	8(%rsp)			/* past the hlt (one byte) */
+1:	movabsq	$LAPIC_EOI, %rax
 	movl	$0, (%rax)
 	popq	%rax
 	iretq

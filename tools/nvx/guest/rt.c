@@ -154,18 +154,19 @@ static void lapic_write(unsigned long reg, __u32 v)
 /*
  * The safety tick: a one-shot local APIC timer, armed only before a hlt
  * and only when none is pending soon enough, to wake a halted guest
- * whose completion interrupt never arrives. Under nested KVM in QEMU TCG
- * a guest was seen not to continue after KVM had injected its
- * completion interrupt (cause unknown); with the tick such a stall costs
- * at most the tick's period. Arming is a trapped APIC write, so a guest
- * that halts often arms at most once per period, and one that only
- * polls never does (a periodic tick cost an exit and an EOI 100 times a
- * second, polling or not). The period is 10 ms while completions come,
- * and doubles, up to 1 s, each time the guest woke to find nothing
- * (tick_idle()): a VM idle for long, waiting for a request or a reply
- * that takes its time, wakes about once a second, not 100 times (a
- * thousand idle VMs on a host). The tick's vector goes to irq_stub like
- * any. Interrupts are off.
+ * whose completion interrupt never arrives. Under nested KVM in QEMU
+ * TCG a guest was seen not to continue after KVM had injected its
+ * completion interrupt (one cause found since: an interrupt taken
+ * inside sti's shadow, which sti_hlt() survives now; others may
+ * remain); with the tick such a stall costs at most the tick's period.
+ * Arming is a trapped APIC write, so a guest that halts often arms at
+ * most once per period, and one that only polls never does (a periodic
+ * tick cost an exit and an EOI 100 times a second, polling or not). The
+ * period is 10 ms while completions come, and doubles, up to 1 s, each
+ * time the guest woke to find nothing (tick_idle()): a VM idle for
+ * long, waiting for a request or a reply that takes its time, wakes
+ * about once a second, not 100 times (a thousand idle VMs on a host).
+ * The tick's vector goes to irq_stub like any. Interrupts are off.
  */
 static void tick_arm(void)
 {
@@ -191,14 +192,15 @@ static void tick_idle(void)
 void halt(void)
 {
 	tick_arm();
-	asm volatile("sti; hlt; cli" ::: "memory");
+	sti_hlt();
+	asm volatile("cli" ::: "memory");
 }
 
 /*
  * Wait until the CQ entry at cq_cons is written: poll a little, then
- * ask for the interrupt and halt. cli before WANT_IRQ and sti;hlt (one
- * step for interrupts) close the race with a completion posted between
- * the check and the hlt; the locked or is the full barrier between our
+ * ask for the interrupt and halt. cli before WANT_IRQ and sti_hlt() (one
+ * step for interrupts, entry.S) close the race with a completion posted
+ * between the check and the hlt; the locked or is the full barrier between our
  * flag store and our loads of credits/cq_prod.
  */
 static void cq_wait(void)
@@ -216,7 +218,7 @@ static void cq_wait(void)
 		if (!__atomic_load_n(&cp->credits, __ATOMIC_SEQ_CST) &&
 		    !cq_ready()) {
 			tick_arm();
-			asm volatile("sti; hlt" ::: "memory");
+			sti_hlt();
 			if (!cq_ready())
 				tick_idle();
 		} else {

@@ -17,6 +17,8 @@
 /* from the linker script and entry.S */
 extern char _end[];
 extern char exc_stubs[], irq_stub[], spurious_stub[];
+/* sti; hlt, safe against an interrupt taken in sti's shadow (entry.S) */
+void sti_hlt(void);
 
 #define NULL		((void *)0)
 #define noreturn	__attribute__((noreturn))
