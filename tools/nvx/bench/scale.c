@@ -53,7 +53,6 @@ struct nvx_scale_vm {
 	pthread_t th;
 	int ret;
 	struct nvx_uvm_recv r;	/* density: its request, answered last */
-	bool exited;		/* its EXIT message came */
 };
 
 struct nvx_scale {
@@ -233,16 +232,8 @@ static long long nvx_scale_avail(void)
 }
 
 /* The next request that is not a VM_GONE notice (those are served). */
-/*
- * The next request. A VM_GONE notice of an earlier VM is taken and
- * passed over; one of the @n VMs in @v that has not sent its EXIT (a VM
- * stopped: a triple fault, a broken ring) ends the wait with -ECHILD,
- * said on stderr, rather than waiting for its messages for ever.
- */
-static int nvx_scale_recv(struct nvx_scale *s, struct nvx_uvm_recv *r,
-			  struct nvx_scale_vm *v, unsigned int n)
+static int nvx_scale_recv(struct nvx_scale *s, struct nvx_uvm_recv *r)
 {
-	unsigned int i;
 	int ret;
 
 	for (;;) {
@@ -251,13 +242,6 @@ static int nvx_scale_recv(struct nvx_scale *s, struct nvx_uvm_recv *r,
 			continue;
 		if (ret || r->msg.type != NVX_UVM_MSG_VM_GONE)
 			return ret;
-		for (i = 0; i < n; i++) {
-			if (v[i].vm.vm_id != r->msg.src_vm || v[i].exited)
-				continue;
-			nvx_err("bench scale: VM %u stopped before its EXIT (VM_GONE status %d)",
-				r->msg.src_vm, r->msg.status);
-			return -ECHILD;
-		}
 		nvx_uvm_serve_msg(s->ep, &s->sv, r);
 	}
 }
@@ -294,14 +278,14 @@ static int nvx_scale_vm_once(struct nvx_scale *s, int kind, uint64_t *ns)
 		where = "pthread_create";
 		goto fail;
 	}
-	ret = nvx_scale_recv(s, &r, &v, 1);
+	ret = nvx_scale_recv(s, &r);
 	*ns = nvx_now_ns() - t0;
 	/* `test id`: one WRITE, then EXIT */
 	while (!ret) {
 		ret = nvx_uvm_serve_msg(s->ep, &s->sv, &r);
 		if (ret || r.msg.type == NVX_UVM_MSG_EXIT)
 			break;
-		ret = nvx_scale_recv(s, &r, &v, 1);
+		ret = nvx_scale_recv(s, &r);
 	}
 	if (ret)
 		nvx_scale_stop(&v);
@@ -425,7 +409,7 @@ static int nvx_scale_density(struct nvx_scale *s)
 	/* each clone's request, kept until all are in; twice */
 	for (k = 0; k < 2 && !ret; k++) {
 		for (waiting = 0; !ret && waiting < started; waiting++) {
-			ret = nvx_scale_recv(s, &r, v, started);
+			ret = nvx_scale_recv(s, &r);
 			if (ret)
 				break;
 			for (i = 0; i < started; i++)
@@ -456,26 +440,17 @@ static int nvx_scale_density(struct nvx_scale *s)
 	/* then each exits (its EXIT message); after an error, stop them */
 	waiting = started;
 	while (!ret && waiting < 2 * started) {
-		ret = nvx_scale_recv(s, &r, v, started);
+		ret = nvx_scale_recv(s, &r);
 		if (!ret)
 			ret = nvx_uvm_serve_msg(s->ep, &s->sv, &r);
-		if (ret || r.msg.type != NVX_UVM_MSG_EXIT)
-			continue;
-		waiting++;
-		for (i = 0; i < started; i++)
-			if (v[i].vm.vm_id == r.msg.src_vm)
-				v[i].exited = true;
+		if (!ret && r.msg.type == NVX_UVM_MSG_EXIT)
+			waiting++;
 	}
 	for (i = 0; i < started; i++) {
 		if (ret)
 			nvx_scale_stop(&v[i]);
 		else
 			pthread_join(v[i].th, NULL);
-		if (ret && v[i].vm.reason)
-			nvx_err("bench scale: density: VM %u stopped: %s %s",
-				v[i].vm.vm_id,
-				nvx_uvm_reason_name(v[i].vm.reason),
-				v[i].vm.fault);
 		nvx_uvm_destroy(&v[i].vm);
 	}
 	free(v);
