@@ -384,14 +384,18 @@ static bool nvx_small_unused(struct nvx_small *s)
 	return true;
 }
 
-/* Take @s, unused, off its node; the caller holds the lock. */
+/*
+ * Take @s, unused, off its node's split pieces; the caller holds the lock.
+ * It stays in the node's total: a shrink takes it out of that too, a
+ * rejoin puts its replacement in its place, so that the pool's size never
+ * seems to dip while a piece is being rejoined.
+ */
 static void nvx_small_unlink(struct nvx_pool_node *n, struct nvx_small *s)
 {
 	list_del(&s->list);
 	n->nr_blocks_free -= hweight32(s->free);
 	n->nr_blocks_dirty -= hweight32(s->dirty);
 	n->nr_small--;
-	n->nr_total--;
 }
 
 /* Put @s back on its node, as nvx_small_unlink() took it. */
@@ -401,7 +405,6 @@ static void nvx_small_link(struct nvx_pool_node *n, struct nvx_small *s)
 	n->nr_blocks_free += hweight32(s->free);
 	n->nr_blocks_dirty += hweight32(s->dirty);
 	n->nr_small++;
-	n->nr_total++;
 }
 
 /* Give a split piece's pages back; one still pinned goes with its pin. */
@@ -438,6 +441,7 @@ unsigned long nvx_small_shrink(int nid, unsigned long max)
 		if (!nvx_small_unused(s))
 			continue;
 		nvx_small_unlink(n, s);
+		n->nr_total--;
 		list_add_tail(&s->list, &list);
 		done++;
 	}
@@ -540,7 +544,6 @@ unsigned long nvx_small_rejoin(void)
 			spin_lock(&n->lock);
 			list_add_tail(&c->list, &n->clean);
 			n->nr_clean++;
-			n->nr_total++;
 			n->nr_chunks++;
 			spin_unlock(&n->lock);
 			nvx_small_free(found);
