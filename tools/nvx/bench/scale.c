@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -47,12 +48,22 @@ static const char *const nvx_scale_names[NVX_SCALE_NR] = {
 /* the /proc/meminfo lines of nvx_scale_parts[] */
 #define NVX_SCALE_PARTS	7
 #define NVX_KIB		1024ULL
+/*
+ * No message from any VM for this long: the bench stops and says which
+ * VMs it was waiting for and where their vCPUs are, rather than waiting
+ * for ever (the density run under TCG sends one every few ms).
+ */
+#define NVX_SCALE_QUIET_MS	60000
+/* the stalled VMs described after a quiet period, at most */
+#define NVX_SCALE_DESCRIBE	8
 
 struct nvx_scale_vm {
 	struct nvx_uvm_vm vm;
 	pthread_t th;
 	int ret;
+	int joined;		/* th has ended and been joined */
 	struct nvx_uvm_recv r;	/* density: its request, answered last */
+	unsigned int got;	/* density: its requests and EXIT, received */
 };
 
 struct nvx_scale {
@@ -189,11 +200,14 @@ static void nvx_scale_nop(int sig)
  */
 static void nvx_scale_stop(struct nvx_scale_vm *v)
 {
+	if (v->joined)
+		return;
 	__atomic_store_n(&v->vm.stop, 1, __ATOMIC_RELAXED);
 	while (pthread_tryjoin_np(v->th, NULL) == EBUSY) {
 		pthread_kill(v->th, SIGUSR1);
 		usleep(10000);
 	}
+	v->joined = 1;
 }
 
 static void *nvx_scale_vcpu(void *arg)
@@ -231,19 +245,56 @@ static long long nvx_scale_avail(void)
 	return nvx_file_num("/proc/meminfo", "MemAvailable:");
 }
 
-/* The next request that is not a VM_GONE notice (those are served). */
+/*
+ * The next request that is not a VM_GONE notice (those are served);
+ * -ETIMEDOUT after NVX_SCALE_QUIET_MS without any.
+ */
 static int nvx_scale_recv(struct nvx_scale *s, struct nvx_uvm_recv *r)
 {
+	struct pollfd p = { .fd = s->ep, .events = POLLIN };
 	int ret;
 
 	for (;;) {
-		ret = nvx_uvm_recv(s->ep, &s->sv, r, 0);
-		if (ret == -EINTR)
+		ret = poll(&p, 1, NVX_SCALE_QUIET_MS);
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret < 0)
+			return -errno;
+		if (!ret)
+			return -ETIMEDOUT;
+		ret = nvx_uvm_recv(s->ep, &s->sv, r, NVX_UVM_RECV_NONBLOCK);
+		if (ret == -EINTR || ret == -EAGAIN)
 			continue;
 		if (ret || r->msg.type != NVX_UVM_MSG_VM_GONE)
 			return ret;
 		nvx_uvm_serve_msg(s->ep, &s->sv, r);
 	}
+}
+
+/*
+ * After a quiet period: the VMs of @v that sent fewer than @want
+ * messages, each stopped and its vCPU described (the first
+ * NVX_SCALE_DESCRIBE of them), then how many there were.
+ */
+static void nvx_scale_stalled(struct nvx_scale_vm *v, unsigned int nr,
+			      unsigned int want)
+{
+	unsigned int i, n = 0;
+	char text[512];
+
+	for (i = 0; i < nr; i++) {
+		if (v[i].got >= want)
+			continue;
+		if (n++ >= NVX_SCALE_DESCRIBE)
+			continue;
+		nvx_scale_stop(&v[i]);
+		if (nvx_uvm_describe(&v[i].vm, text, sizeof(text)))
+			snprintf(text, sizeof(text), "vCPU state unreadable");
+		nvx_err("bench scale: density: VM %u (clone %u) sent %u of %u messages: %s",
+			v[i].vm.vm_id, i, v[i].got, want, text);
+	}
+	nvx_err("bench scale: density: %u of %u VMs silent for %d s", n, nr,
+		NVX_SCALE_QUIET_MS / 1000);
 }
 
 /*
@@ -410,11 +461,16 @@ static int nvx_scale_density(struct nvx_scale *s)
 	for (k = 0; k < 2 && !ret; k++) {
 		for (waiting = 0; !ret && waiting < started; waiting++) {
 			ret = nvx_scale_recv(s, &r);
+			if (ret == -ETIMEDOUT)
+				nvx_scale_stalled(v, started, k + 1);
 			if (ret)
 				break;
-			for (i = 0; i < started; i++)
-				if (v[i].vm.vm_id == r.msg.src_vm)
+			for (i = 0; i < started; i++) {
+				if (v[i].vm.vm_id == r.msg.src_vm) {
 					v[i].r = r;
+					v[i].got++;
+				}
+			}
 		}
 		if (ret)
 			break;
@@ -441,10 +497,16 @@ static int nvx_scale_density(struct nvx_scale *s)
 	waiting = started;
 	while (!ret && waiting < 2 * started) {
 		ret = nvx_scale_recv(s, &r);
+		if (ret == -ETIMEDOUT)
+			nvx_scale_stalled(v, started, 3);
 		if (!ret)
 			ret = nvx_uvm_serve_msg(s->ep, &s->sv, &r);
-		if (!ret && r.msg.type == NVX_UVM_MSG_EXIT)
-			waiting++;
+		if (ret || r.msg.type != NVX_UVM_MSG_EXIT)
+			continue;
+		waiting++;
+		for (i = 0; i < started; i++)
+			if (v[i].vm.vm_id == r.msg.src_vm)
+				v[i].got++;
 	}
 	for (i = 0; i < started; i++) {
 		if (ret)

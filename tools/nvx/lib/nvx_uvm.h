@@ -88,6 +88,12 @@ struct nvx_uvm_vm {
 /* Read one u64 statistic of KVM's binary stats fd; -1 when absent. */
 int64_t nvx_uvm_kvm_stat(int stats_fd, const char *name);
 
+/*
+ * A stopped vCPU's state in words (rip, halted, pending events, the local
+ * APIC's ISR/IRR and timer): for a guest that stopped making progress.
+ */
+int nvx_uvm_describe(struct nvx_uvm_vm *vm, char *buf, size_t len);
+
 /* Unmap and close what nvx_uvm_create() made; safe on a partial VM. */
 void nvx_uvm_destroy(struct nvx_uvm_vm *vm);
 

@@ -765,6 +765,77 @@ static uint64_t nvx_uvm_fault_state(struct nvx_uvm_vm *vm)
 	return regs.rip;
 }
 
+/* The eight 32-bit words of a LAPIC bit map at @off, highest first. */
+static size_t nvx_uvm_apic_map(char *buf, size_t len, const char *name,
+			       const struct kvm_lapic_state *l,
+			       unsigned int off)
+{
+	size_t n = snprintf(buf, len, " %s ", name);
+	uint32_t w;
+	int i;
+
+	for (i = 7; i >= 0 && n < len; i--) {
+		memcpy(&w, l->regs + off + i * 0x10, sizeof(w));
+		n += snprintf(buf + n, len - n, "%08x", w);
+	}
+	return n;
+}
+
+/**
+ * nvx_uvm_describe() - a stopped vCPU's state, in words
+ * @vm: a VM whose nvx_uvm_run() has returned (its vCPU not running).
+ * @buf: filled in, NUL-terminated.
+ * @len: its size.
+ *
+ * For a guest that stopped making progress: where it is (rip, rflags,
+ * whether KVM holds it halted), what KVM has pending or is injecting, the
+ * interrupt shadow, and its local APIC (TPR, PPR, the ISR and IRR bit
+ * maps, the timer's LVT, initial and current count). An ISR bit with no
+ * handler running means an interrupt that was taken off the IRR but
+ * never delivered: it blocks every vector of its priority class or
+ * lower until an EOI that will not come.
+ *
+ * Return: 0, or -errno when KVM would not say.
+ */
+int nvx_uvm_describe(struct nvx_uvm_vm *vm, char *buf, size_t len)
+{
+	struct kvm_vcpu_events ev = { 0 };
+	struct kvm_mp_state mp = { 0 };
+	struct kvm_lapic_state *l;
+	struct kvm_regs regs;
+	uint32_t tpr, ppr, lvtt, tmict, tmcct;
+	size_t n;
+
+	if (ioctl(vm->vcpu_fd, KVM_GET_REGS, &regs))
+		return -errno;
+	ioctl(vm->vcpu_fd, KVM_GET_VCPU_EVENTS, &ev);
+	ioctl(vm->vcpu_fd, KVM_GET_MP_STATE, &mp);
+	n = snprintf(buf, len,
+		     "rip %llx rflags %llx mp_state %u irq %u/%u shadow %u nmi %u/%u",
+		     regs.rip, regs.rflags, mp.mp_state, ev.interrupt.injected,
+		     ev.interrupt.nr, ev.interrupt.shadow, ev.nmi.injected,
+		     ev.nmi.pending);
+	l = calloc(1, sizeof(*l));
+	if (!l || n >= len || ioctl(vm->vcpu_fd, KVM_GET_LAPIC, l)) {
+		free(l);
+		return 0;
+	}
+	memcpy(&tpr, l->regs + 0x80, 4);
+	memcpy(&ppr, l->regs + 0xa0, 4);
+	memcpy(&lvtt, l->regs + 0x320, 4);
+	memcpy(&tmict, l->regs + 0x380, 4);
+	memcpy(&tmcct, l->regs + 0x390, 4);
+	n += snprintf(buf + n, len - n,
+		      " apic tpr %x ppr %x lvtt %x tmict %u tmcct %u", tpr, ppr,
+		      lvtt, tmict, tmcct);
+	if (n < len)
+		n += nvx_uvm_apic_map(buf + n, len - n, "isr", l, 0x100);
+	if (n < len)
+		nvx_uvm_apic_map(buf + n, len - n, "irr", l, 0x200);
+	free(l);
+	return 0;
+}
+
 /**
  * nvx_uvm_run() - the vCPU loop
  * @vm: a VM from nvx_uvm_create().

@@ -10,7 +10,11 @@
  * answered, every clone exits 0; afterwards the endpoint, KVM and the
  * pool are back at their starting counts (the pool: the fixture's
  * teardown). A system process killed with NR_VMS VMs attached stops
- * every one of them (NVX_UVM_ERR_ENDPOINT), and all go.
+ * every one of them (NVX_UVM_ERR_ENDPOINT), and all go. A clone that
+ * is still running when it should have ended is stopped and its vCPU
+ * described (nvx_uvm_describe(): where it is, halted or not, its local
+ * APIC); waiting_clone_described checks that description on a clone
+ * that waits as it should.
  *
  * NR_VMS is what the debug kernel under nested TCG does in a few
  * minutes (making the Nth VM of a process costs O(N): see the doc); the
@@ -27,6 +31,8 @@
 #define SCALE_TEST(name)	TEST_F_TIMEOUT(uvm, name, 420)
 /* the longest wait on all of them, from a test's start (settings: 900 s) */
 #define SCALE_MS		360000
+/* an empty LAPIC bit map, as nvx_uvm_describe() prints it */
+#define ZEROS64		"0000000000000000000000000000000000000000000000000000000000000000"
 
 struct clone {
 	struct nvx_uvm_vm vm;
@@ -156,6 +162,28 @@ static unsigned int start_clones(struct env *e, struct scale *s,
 	return s->started;
 }
 
+/* Make @c's nvx_uvm_run() return (its thread then ends). */
+static void clone_stop(struct clone *c)
+{
+	while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&c->vm.stop, 1, __ATOMIC_RELAXED);
+		pthread_kill(c->th, KICK_SIG);
+		usleep(1000);
+	}
+}
+
+/*
+ * A clone that is still running when it should have ended: stopped, and
+ * where its vCPU was, in @buf (for the log).
+ */
+static const char *clone_stuck(struct clone *c, char *buf, size_t n)
+{
+	clone_stop(c);
+	if (nvx_uvm_describe(&c->vm, buf, n))
+		snprintf(buf, n, "vCPU state unreadable");
+	return buf;
+}
+
 /* Stop the clones still running, join and destroy all; free the rest. */
 static void scale_free(struct scale *s)
 {
@@ -164,11 +192,7 @@ static void scale_free(struct scale *s)
 	for (i = 0; i < s->started; i++) {
 		struct clone *c = &s->c[i];
 
-		while (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
-			__atomic_store_n(&c->vm.stop, 1, __ATOMIC_RELAXED);
-			pthread_kill(c->th, KICK_SIG);
-			usleep(1000);
-		}
+		clone_stop(c);
 		pthread_join(c->th, NULL);
 		nvx_uvm_destroy(&c->vm);
 	}
@@ -274,14 +298,22 @@ SCALE_TEST(idle_clones_at_once)
 				 got, clones_failed(&s, false), strerror(-ret));
 	EXPECT_EQ(0U, bad);
 	ASSERT_EQ(s.started, got) {
+		char text[512];
+
 		for (i = 0; i < s.started; i++) {
 			struct clone *c = &s.c[i];
 
-			if (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
+			if (c->seen)
 				continue;
-			TH_LOG("clone %u: run %d, exit %u, reason %s %s", i,
-			       c->ret, c->vm.exit_status,
-			       nvx_uvm_reason_name(c->vm.reason), c->vm.fault);
+			if (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
+				TH_LOG("clone %u (VM %u) still running, no request: %s",
+				       i, c->vm.vm_id,
+				       clone_stuck(c, text, sizeof(text)));
+			else
+				TH_LOG("clone %u: run %d, exit %u, reason %s %s",
+				       i, c->ret, c->vm.exit_status,
+				       nvx_uvm_reason_name(c->vm.reason),
+				       c->vm.fault);
 			break;
 		}
 		scale_free(&s);
@@ -331,15 +363,23 @@ SCALE_TEST(idle_clones_at_once)
 		usleep(10000);
 	for (i = 0, bad = 0; i < s.started; i++) {
 		struct clone *c = &s.c[i];
+		bool running = !__atomic_load_n(&c->done, __ATOMIC_ACQUIRE);
+		char text[512];
 
-		if (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE) || c->ret ||
-		    c->vm.exit_status) {
-			if (!bad++)
-				TH_LOG("clone %u: ended %d, run %d, exit %u, reason %s %s",
-				       i, c->done, c->ret, c->vm.exit_status,
-				       nvx_uvm_reason_name(c->vm.reason),
-				       c->vm.fault);
-		}
+		if (!running && !c->ret && !c->vm.exit_status)
+			continue;
+		if (bad++)
+			continue;
+		if (running)
+			TH_LOG("clone %u (VM %u) still running, request %s, EXIT %s: %s",
+			       i, c->vm.vm_id, c->seen ? "seen" : "not seen",
+			       c->exited ? "seen" : "not seen",
+			       clone_stuck(c, text, sizeof(text)));
+		else
+			TH_LOG("clone %u: ended %d, run %d, exit %u, reason %s %s",
+			       i, c->done, c->ret, c->vm.exit_status,
+			       nvx_uvm_reason_name(c->vm.reason),
+			       c->vm.fault);
 	}
 	/* scale_free() stops what did not end */
 	ASSERT_EQ(0U, bad) {
@@ -464,6 +504,77 @@ SCALE_TEST(system_process_killed_with_clones_attached)
 		EXPECT_EQ(0, wait_until(kvm_vms_are, -1, &kvm0, SHORT_MS, 10000))
 			TH_LOG("KVM has %d VMs, %d at the start", kvm_vms(),
 			       kvm0);
+}
+
+/*
+ * What a stuck clone's log line is read against: nvx_uvm_describe() of
+ * a clone stopped while it waits, halted, for its answer says KVM holds
+ * it halted (mp_state 3, KVM_MP_STATE_HALTED) with interrupts on, its
+ * safety tick's vector (0xf0) unmasked in the timer LVT and no interrupt
+ * in service. The tick wakes it now and then: a stop that caught it
+ * awake is retried (the vCPU thread started again).
+ */
+TEST_F_TIMEOUT(uvm, waiting_clone_described, 180)
+{
+	static const char isr0[] = " isr " ZEROS64 " ";
+	unsigned long long rip = 0, rflags = 0;
+	unsigned int mp = ~0U, lvtt = 0, try;
+	const char *p;
+	struct scale s = { 0 };
+	struct nvx_uvm_recv r;
+	char why[256] = "", text[512] = "";
+	struct clone *c;
+	int ret, n;
+
+	ret = scale_setup(&self->e, &s, 1, why, sizeof(why));
+	if (ret)
+		scale_free(&s);
+	ASSERT_EQ(0, ret) TH_LOG("%s", why);
+	start_clones(&self->e, &s, 1, why, sizeof(why));
+	ASSERT_EQ(1U, s.started) {
+		TH_LOG("%s", why);
+		scale_free(&s);
+	}
+	c = &s.c[0];
+	ret = recv_by(&s, &r, now_ms() + DEADLINE_MS);
+	ASSERT_EQ(0, ret) scale_free(&s);
+	ASSERT_EQ(NVX_UVM_MSG_IPC, r.msg.type) scale_free(&s);
+	for (try = 0; try < 3; try++) {
+		if (try) {
+			pthread_join(c->th, NULL);
+			c->done = 0;
+			c->vm.stop = 0;
+			ret = pthread_create(&c->th, NULL, clone_vcpu, c);
+			ASSERT_EQ(0, ret) {
+				/* joined already: not scale_free()'s */
+				nvx_uvm_destroy(&c->vm);
+				s.started = 0;
+				scale_free(&s);
+			}
+		}
+		/* it polls a little, then halts; the tick's period grows */
+		sleep(2);
+		clone_stuck(c, text, sizeof(text));
+		n = sscanf(text, "rip %llx rflags %llx mp_state %u", &rip,
+			   &rflags, &mp);
+		ASSERT_EQ(3, n) {
+			TH_LOG("%s", text);
+			scale_free(&s);
+		}
+		if (mp == 3 && strstr(text, isr0))
+			break;
+	}
+	TH_LOG("%s", text);
+	EXPECT_EQ(-EINTR, c->ret);
+	EXPECT_EQ(3U, mp) TH_LOG("not halted in 3 tries");
+	EXPECT_NE(0ULL, rflags & 0x200) TH_LOG("interrupts off");
+	p = strstr(text, " lvtt ");
+	EXPECT_TRUE(p && sscanf(p, " lvtt %x", &lvtt) == 1) TH_LOG("%s", text);
+	/* vector 0xf0, not masked (bit 16), one-shot (bits 17-18) */
+	EXPECT_EQ(0xf0U, lvtt & 0x700ff);
+	EXPECT_NE(NULL, strstr(text, isr0));
+	EXPECT_GT(rip, 0ULL);
+	scale_free(&s);
 }
 
 TEST_HARNESS_MAIN
