@@ -362,17 +362,22 @@ static unsigned long nvx_pool_grow_node(int nid, unsigned long nr,
  * @max: at most this many pieces.
  * @dirty_first: a dirty chunk nobody else references before a clean one
  *	(whose zeroing would be lost), instead of the other way round.
+ * @keep_total: the pieces stay in the node's total (a split, whose
+ *	split piece takes their place), so that the pool's size never
+ *	seems to dip meanwhile.
  * @page: out: the first piece's page.
  * @whole: out: the chunk's descriptor when all of it was taken, or NULL.
  *
  * Of a larger chunk only its last @max pieces go and the rest stays where
  * it was, in the same state: no descriptor is allocated, so a shrink
- * allocates nothing. The pieces are no longer counted in the node.
+ * allocates nothing. The pieces are no longer counted in the node,
+ * but for its total with @keep_total.
  *
  * Return: the number of pieces taken, 0 when there is none.
  */
 unsigned long nvx_pool_take_releasable(int nid, unsigned long max,
-				       bool dirty_first, struct page **page,
+				       bool dirty_first, bool keep_total,
+				       struct page **page,
 				       struct nvx_chunk **whole)
 {
 	struct nvx_pool_node *n = nvx_node(nid);
@@ -421,7 +426,8 @@ found:
 		n->nr_clean -= got;
 	else
 		n->nr_dirty -= got;
-	n->nr_total -= got;
+	if (!keep_total)
+		n->nr_total -= got;
 	spin_unlock(&n->lock);
 	return got;
 }
@@ -435,8 +441,8 @@ static unsigned long nvx_pool_shrink_node(int nid, unsigned long nr)
 	/* split pieces first: they are split again on demand */
 	done = nvx_small_shrink(nid, nr);
 	while (done < nr) {
-		got = nvx_pool_take_releasable(nid, nr - done, false, &page,
-					       &whole);
+		got = nvx_pool_take_releasable(nid, nr - done, false, false,
+					       &page, &whole);
 		if (!got)
 			break;
 		/* every piece is a folio of its own: the pool's reference */

@@ -140,6 +140,9 @@ struct nvx_grant {
  * @dirty: returned chunks, to be zeroed.
  * @nr_total: 2 MiB pieces on this node in any state; the counters below
  *	count pieces too, except @nr_chunks, @merges and the block counts.
+ *	A piece being split, or a split piece being rejoined, stays in it
+ *	while it is on no list (for as long as its replacement is being
+ *	made), so that the pool's size never seems to dip.
  * @nr_clean: pieces on @clean.
  * @nr_dirty: pieces on @dirty.
  * @nr_granted: pieces owned by grants.
@@ -258,7 +261,8 @@ unsigned long nvx_pool_total_pieces(void);
 int nvx_scrubber(void *unused);
 int nvx_pool_ioc_grant(struct nvx_ucmd *ucmd);
 unsigned long nvx_pool_take_releasable(int nid, unsigned long max,
-				       bool dirty_first, struct page **page,
+				       bool dirty_first, bool keep_total,
+				       struct page **page,
 				       struct nvx_chunk **whole);
 
 /* grant.c */

@@ -74,7 +74,7 @@ static int nvx_small_split(int nid)
 		kfree(s);
 		return -ENOMEM;
 	}
-	if (!nvx_pool_take_releasable(nid, 1, true, &old, &whole)) {
+	if (!nvx_pool_take_releasable(nid, 1, true, true, &old, &whole)) {
 		__free_pages(page, NVX_PIECE_ORDER);
 		kfree(s);
 		return -ENOSPC;
@@ -90,7 +90,6 @@ static int nvx_small_split(int nid)
 	spin_lock(&n->lock);
 	list_add_tail(&s->list, &n->small);
 	n->nr_small++;
-	n->nr_total++;
 	n->nr_blocks_dirty += NVX_PIECE_BLOCKS;
 	spin_unlock(&n->lock);
 	atomic_inc(&nvx_pool.returns);

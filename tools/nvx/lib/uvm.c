@@ -800,7 +800,7 @@ static size_t nvx_uvm_apic_map(char *buf, size_t len, const char *name,
 int nvx_uvm_describe(struct nvx_uvm_vm *vm, char *buf, size_t len)
 {
 	struct kvm_vcpu_events ev = { 0 };
-	struct kvm_mp_state mp = { 0 };
+	struct kvm_mp_state mp = { .mp_state = ~0U };	/* unknown */
 	struct kvm_lapic_state *l;
 	struct kvm_regs regs;
 	uint32_t tpr, ppr, lvtt, tmict, tmcct;

@@ -1191,6 +1191,7 @@ SERVE_TEST(template_clones)
 	unsigned int i;
 	char what[64];
 	uint64_t end;
+	int n;
 
 	ASSERT_NE(NULL, mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/http.nvxt", dir);
@@ -1219,7 +1220,8 @@ SERVE_TEST(template_clones)
 	 */
 	srv_want(s, 6, -1, 0, 0);
 	end = now_ms() + IDLE_MS;
-	while (count_fdinfo(s->pid, "clone:\t1\n") < 2 && now_ms() < end)
+	while ((n = count_fdinfo(s->pid, "clone:\t1\n")) >= 0 && n < 2 &&
+	       now_ms() < end)
 		usleep(50 * 1000);
 	EXPECT_EQ(1, count_fdinfo(s->pid, "template:\t1\n"));
 	EXPECT_LE(2, count_fdinfo(s->pid, "clone:\t1\n"));
