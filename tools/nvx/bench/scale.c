@@ -287,10 +287,20 @@ static void nvx_scale_stalled(struct nvx_scale_vm *v, unsigned int nr,
 			continue;
 		if (n++ >= NVX_SCALE_DESCRIBE)
 			continue;
+		/* its thread may have ended by itself (a triple fault) */
+		if (!v[i].joined && !pthread_tryjoin_np(v[i].th, NULL)) {
+			v[i].joined = 1;
+			nvx_err("bench scale: density: VM %u (clone %u) sent %u of %u messages: it ended: %s, reason %s %s",
+				v[i].vm.vm_id, i, v[i].got, want,
+				strerror(-v[i].ret),
+				nvx_uvm_reason_name(v[i].vm.reason),
+				v[i].vm.fault);
+			continue;
+		}
 		nvx_scale_stop(&v[i]);
 		if (nvx_uvm_describe(&v[i].vm, text, sizeof(text)))
 			snprintf(text, sizeof(text), "vCPU state unreadable");
-		nvx_err("bench scale: density: VM %u (clone %u) sent %u of %u messages: %s",
+		nvx_err("bench scale: density: VM %u (clone %u) sent %u of %u messages, still running: %s",
 			v[i].vm.vm_id, i, v[i].got, want, text);
 	}
 	nvx_err("bench scale: density: %u of %u VMs silent for %d s", n, nr,

@@ -5,7 +5,9 @@
  *
  * ENDPOINT, ATTACH (fast and slow path), the endpoint's RECV (a request
  * and a notice) and REPLY (with PULL data): after each failure, no fd,
- * the endpoint's queues and VMs as before. SET_POLICY of a VM: its
+ * the endpoint's queues and VMs as before. REPLY with PULL data into a
+ * clone, whose copy of the page cannot be made: that VM stopped
+ * (NVX_UVM_ERR_MEMORY), nobody else hurt. SET_POLICY of a VM: its
  * policy as before. The calls that only report (the endpoint's STATS
  * and GET_POLICY, the channel's STATUS): the argument as it was, and a
  * success gives what an unfaulted call gives. NOTIFY: no vector held.
@@ -344,6 +346,126 @@ TEST_F_TIMEOUT(fault_uvm, reply_pull, 300)
 	ASSERT_EQ(0, bare_complete(mc.b, &m));
 	EXPECT_EQ(300U, m.bulk_len);
 	EXPECT_EQ(0x5a, mc.b->mem[DATA_GPA + 299]);
+}
+
+/*
+ * @b's grant made a template (sealed) and @b's memory a copy-on-write
+ * clone of it, as a VMM that clones does; the template's fd closed.
+ */
+static int bare_make_clone(struct bare *b)
+{
+	struct nvx_grant_clone cl = { .flags = NVX_CLONE_CLOEXEC };
+	struct nvx_grant_seal seal = { };
+	void *mem;
+	int ret;
+
+	munmap(b->mem, b->mem_size);
+	b->mem = NULL;
+	ret = nvx_ioctl(b->grant_fd, NVX_GRANT_IOC_SEAL, &seal);
+	if (!ret)
+		ret = nvx_ioctl(b->grant_fd, NVX_GRANT_IOC_CLONE, &cl);
+	if (ret)
+		return ret;
+	close(b->grant_fd);
+	b->grant_fd = cl.fd;
+	mem = mmap(NULL, b->mem_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   b->grant_fd, 0);
+	if (mem == MAP_FAILED)
+		return -errno;
+	b->mem = mem;
+	b->ctrl = (struct nvx_uvm_ctrl *)(b->mem + NVX_UVM_CTRL_GPA);
+	b->sq = (struct nvx_uvm_msg *)(b->mem + NVX_UVM_SQ_GPA);
+	b->cq = (struct nvx_uvm_msg *)(b->mem + NVX_UVM_CQ_GPA);
+	return 0;
+}
+
+/* more than REPLY into a clone reaches */
+#define CLONE_POINTS	200U
+
+/*
+ * REPLY with PULL data into a clone, every allocation and user copy
+ * failed in turn: the data's page is still the template's, so the reply
+ * makes the clone's copy of it (nvx_grant_page_write()). When that copy
+ * cannot be made, the VM is stopped (NVX_UVM_ERR_MEMORY, detail ENOMEM)
+ * and REPLY fails with ESRCH; any other failure leaves the request
+ * taken, as for a VM of its own memory. A fresh clone per point: a
+ * stopped VM stays stopped. Its VM_GONE notice says why it went.
+ */
+TEST_F_TIMEOUT(fault_uvm, reply_pull_into_clone, 300)
+{
+	unsigned int n, memfail = 0, other = 0, tolerated = 0;
+	struct nvx_uvm_ep_stats want = { .nr_vms = 1, .taken = 1 };
+	struct nvx_uvm_status st;
+	struct nvx_uvm_recv gone;
+	struct nvx_uvm_msg m;
+	char buf[32], why[256];
+	uint32_t vm_id;
+	bool hit = true;
+	ssize_t got;
+	int fd, ret;
+
+	fd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	for (n = 1; hit && n < CLONE_POINTS; n++) {
+		struct msg_call mc = { .e = &self->e, .pull = true };
+
+		memset(mc.pat, 0x5a, sizeof(mc.pat));
+		ASSERT_EQ(0, bare_new(&self->e, &mc.b));
+		ASSERT_EQ(0, bare_make_clone(mc.b));
+		ASSERT_EQ(0, bare_attach(&self->e, mc.b, self->e.ep,
+					 NVX_UVM_ATTACH_SLOW));
+		vm_id = mc.b->vm_id;
+		ASSERT_EQ(0, post_one(&mc));
+		ASSERT_EQ(0, do_recv(&mc));
+
+		snprintf(buf, sizeof(buf), "%u", n);
+		ASSERT_LT(0, pwrite(fd, buf, strlen(buf), 0));
+		ret = do_reply(&mc);
+		got = pread(fd, buf, sizeof(buf) - 1, 0);
+		hit = got > 0 && (buf[got] = 0, atoi(buf) == 0);
+		/* as fault_run(): a spent point may be the disarm's copy */
+		if (pwrite(fd, "0", 1, 0) < 0)
+			ASSERT_LT(0, pwrite(fd, "0", 1, 0));
+
+		if (!ret) {
+			/* the data is in the clone's copy, not the template's */
+			tolerated += hit;
+			ASSERT_EQ(0, bare_complete(mc.b, &m)) TH_LOG("point %u", n);
+			EXPECT_EQ(300U, m.bulk_len);
+			EXPECT_EQ(0x5a, mc.b->mem[DATA_GPA + 299]);
+		} else if (ret == -ESRCH) {
+			memfail++;
+			ASSERT_EQ(0, chan_status(mc.b->chan_fd, &st));
+			EXPECT_EQ((uint32_t)NVX_UVM_ERR_MEMORY, st.reason)
+				TH_LOG("point %u: reason %u", n, st.reason);
+			EXPECT_EQ((uint64_t)ENOMEM, st.detail);
+			/* nothing was written into it */
+			EXPECT_EQ(0, mc.b->mem[DATA_GPA + 299]);
+		} else {
+			other++;
+			EXPECT_TRUE(ret == -ENOMEM || ret == -EFAULT)
+				TH_LOG("point %u: %s", n, strerror(-ret));
+			EXPECT_EQ(0, ep_is(self->e.ep, &want, why,
+					   sizeof(why))) TH_LOG("%s", why);
+			EXPECT_EQ(0, do_reply(&mc)) TH_LOG("point %u", n);
+		}
+		bare_free(&self->e, mc.b);
+		/* gone: the notice, with its reason when it was stopped */
+		ASSERT_EQ(0, recv_nb(self->e.ep, &gone)) TH_LOG("point %u", n);
+		EXPECT_EQ(NVX_UVM_MSG_VM_GONE, gone.msg.type);
+		EXPECT_EQ(vm_id, gone.msg.src_vm);
+		if (ret == -ESRCH)
+			EXPECT_EQ(-(int32_t)NVX_UVM_ERR_MEMORY,
+				  gone.msg.status);
+		check_ep_idle(_metadata, self->e.ep);
+		if (!ret && !hit)
+			break;
+	}
+	close(fd);
+	TH_LOG("%u points: %u stopped the VM, %u failed otherwise, %u tolerated",
+	       n - 1, memfail, other, tolerated);
+	EXPECT_LT(0U, memfail) TH_LOG("no point made the copy fail");
+	EXPECT_LT(n, CLONE_POINTS) TH_LOG("still failing");
 }
 
 struct pol_call {
