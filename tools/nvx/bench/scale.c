@@ -290,9 +290,9 @@ static void nvx_scale_stalled(struct nvx_scale_vm *v, unsigned int nr,
 		/* its thread may have ended by itself (a triple fault) */
 		if (!v[i].joined && !pthread_tryjoin_np(v[i].th, NULL)) {
 			v[i].joined = 1;
-			nvx_err("bench scale: density: VM %u (clone %u) sent %u of %u messages: it ended: %s, reason %s %s",
+			nvx_err("bench scale: density: VM %u (clone %u) sent %u of %u messages: it ended: %s, exit %u, reason %s %s",
 				v[i].vm.vm_id, i, v[i].got, want,
-				strerror(-v[i].ret),
+				strerror(-v[i].ret), v[i].vm.exit_status,
 				nvx_uvm_reason_name(v[i].vm.reason),
 				v[i].vm.fault);
 			continue;
