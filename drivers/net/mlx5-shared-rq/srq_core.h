@@ -110,7 +110,12 @@ struct nvx_srq_relring {
  * @grant_offset: byte offset of buffer 0 in the grant.
  * @grant_file: the grant's file; the set holds a reference.
  * @grant: the grant.
- * @ring_area: the rings (vmalloc_user()).
+ * @ring_area: the rings: vmalloc_user(), or with NVX_SRQ_RINGS_IN_GRANT
+ *	the grant's memory at @ring_offset (direct map, contiguous).
+ * @ring_offset: byte offset of the ring area in the grant, when
+ *	@rings_in_grant.
+ * @rings_in_grant: NVX_SRQ_RINGS_IN_GRANT: the set does not own
+ *	@ring_area and its fd maps no ring area.
  * @lock: buffer states and counts, pools, queues.
  * @bufs: per buffer.
  * @pools: one, or one per queue with NVX_SRQ_PER_QUEUE.
@@ -149,6 +154,8 @@ struct nvx_srq {
 	struct file *grant_file;
 	struct nvx_grant *grant;
 	void *ring_area;
+	u64 ring_offset;
+	bool rings_in_grant;
 	spinlock_t lock;	/* see above */
 	struct nvx_srq_buf *bufs;
 	struct nvx_srq_pool *pools;

@@ -56,7 +56,8 @@ static void nvx_srq_free(struct nvx_srq *srq)
 	if (srq->grant_file)
 		nvx_grant_put(srq->grant, srq->grant_file);
 	put_pid(srq->owner);
-	vfree(srq->ring_area);
+	if (!srq->rings_in_grant)
+		vfree(srq->ring_area);
 	kvfree(srq->bufs);
 	kfree(srq->pools);
 	kfree(srq->queues);
@@ -84,6 +85,9 @@ static int nvx_srq_mmap(struct file *file, struct vm_area_struct *vma)
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
 	if (off == 0) {
+		/* the rings are the grant's: map the grant */
+		if (srq->rings_in_grant)
+			return -ENODEV;
 		if (len > srq->layout.ring_bytes)
 			return -EINVAL;
 		vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
@@ -271,6 +275,8 @@ static void nvx_srq_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "bufs:\t%u\n", srq->p.nr_bufs);
 	seq_printf(m, "buf_size:\t%u\n", srq->p.buf_size);
 	seq_printf(m, "stride_size:\t%u\n", srq->p.stride_size);
+	if (srq->rings_in_grant)
+		seq_printf(m, "rings_in_grant:\t%llu\n", srq->ring_offset);
 	seq_printf(m, "rx_packets:\t%llu\n", st.rx_packets);
 	seq_printf(m, "rx_bytes:\t%llu\n", st.rx_bytes);
 	seq_printf(m, "drops:\t%llu\n", st.drops_no_buf + st.drops_cq_full);
@@ -359,7 +365,8 @@ static int nvx_srq_alloc(struct nvx_srq *srq)
 	l->buf_offset = l->ring_bytes;
 	l->buf_bytes = PAGE_ALIGN((u64)p->nr_bufs * p->buf_size);
 
-	srq->ring_area = vmalloc_user(l->ring_bytes);
+	if (!srq->rings_in_grant)
+		srq->ring_area = vmalloc_user(l->ring_bytes);
 	srq->bufs = kvcalloc(p->nr_bufs, sizeof(*srq->bufs),
 			     GFP_KERNEL_ACCOUNT);
 	srq->pools = kcalloc(srq->shape.nr_pools, sizeof(*srq->pools),
@@ -373,22 +380,11 @@ static int nvx_srq_alloc(struct nvx_srq *srq)
 	srq->refill_bufs = kvcalloc(srq->shape.bufs_per_pool,
 				    sizeof(*srq->refill_bufs),
 				    GFP_KERNEL_ACCOUNT);
-	if (!srq->ring_area || !srq->bufs || !srq->pools || !srq->queues ||
-	    !srq->rel || !srq->sw || !srq->refill_bufs)
+	if ((!srq->rings_in_grant && !srq->ring_area) || !srq->bufs ||
+	    !srq->pools || !srq->queues || !srq->rel || !srq->sw ||
+	    !srq->refill_bufs)
 		return -ENOMEM;
 
-	for (i = 0; i < p->nr_queues; i++) {
-		struct nvx_srq_queue *q = &srq->queues[i];
-
-		q->hdr = srq->ring_area + l->cq_offset + i * l->cq_bytes;
-		q->cqes = (void *)q->hdr + NVX_SRQ_RING_HDR;
-	}
-	for (i = 0; i < p->nr_rel_rings; i++) {
-		struct nvx_srq_relring *r = &srq->rel[i];
-
-		r->hdr = srq->ring_area + l->rel_offset + i * l->rel_bytes;
-		r->ents = (void *)r->hdr + NVX_SRQ_RING_HDR;
-	}
 	for (i = 0; i < srq->shape.nr_pools; i++) {
 		struct nvx_srq_pool *pool = &srq->pools[i];
 
@@ -404,6 +400,56 @@ static int nvx_srq_alloc(struct nvx_srq *srq)
 	}
 	for (i = 0; i < NVX_SRQ_RSS_ENTRIES; i++)
 		srq->rss[i] = i % p->nr_queues;
+	return 0;
+}
+
+/* Point the queues and release rings into the ring area. */
+static void nvx_srq_ring_ptrs(struct nvx_srq *srq)
+{
+	const struct nvx_srq_layout *l = &srq->layout;
+	u32 i;
+
+	for (i = 0; i < srq->p.nr_queues; i++) {
+		struct nvx_srq_queue *q = &srq->queues[i];
+
+		q->hdr = srq->ring_area + l->cq_offset + i * l->cq_bytes;
+		q->cqes = (void *)q->hdr + NVX_SRQ_RING_HDR;
+	}
+	for (i = 0; i < srq->p.nr_rel_rings; i++) {
+		struct nvx_srq_relring *r = &srq->rel[i];
+
+		r->hdr = srq->ring_area + l->rel_offset + i * l->rel_bytes;
+		r->ents = (void *)r->hdr + NVX_SRQ_RING_HDR;
+	}
+}
+
+/*
+ * NVX_SRQ_RINGS_IN_GRANT: check the ring area at @off of the grant
+ * against the layout and the buffers, and use the grant's memory for it.
+ * The area lies in one contiguous unit of the grant (a piece or a
+ * block), which is in the direct map: no mapping is made for it.
+ */
+static int nvx_srq_rings_in_grant(struct nvx_srq *srq, u64 off)
+{
+	u64 bytes = srq->layout.ring_bytes, unit, gbytes;
+	u64 buf_end = srq->grant_offset +
+		      (u64)srq->p.nr_bufs * srq->p.buf_size;
+
+	gbytes = nvx_grant_bytes(srq->grant);
+	if (!PAGE_ALIGNED(off))
+		return -EINVAL;
+	if (off > gbytes || bytes > gbytes - off)
+		return -ENOSPC;
+	unit = nvx_grant_contig_bytes(srq->grant, off);
+	if (off / unit != (off + bytes - 1) / unit)
+		return -EINVAL;
+	if (off < buf_end && srq->grant_offset < off + bytes)
+		return -EINVAL;
+	srq->ring_area = page_address(nvx_grant_page(srq->grant,
+						     off >> PAGE_SHIFT));
+	srq->ring_offset = off;
+	/* whatever the instance left there reads as empty rings */
+	memset(srq->ring_area, 0, bytes);
 	return 0;
 }
 
@@ -430,6 +476,8 @@ static int nvx_srq_ioc_create(struct nvx_ucmd *ucmd)
 
 	if (req->flags & ~NVX_SRQ_CREATE_FLAGS)
 		return -EINVAL;
+	if (!(req->flags & NVX_SRQ_RINGS_IN_GRANT) && req->ring_offset)
+		return -EINVAL;
 	ret = nvx_srq_check_params(&req->params);
 	if (ret)
 		return ret;
@@ -454,6 +502,7 @@ static int nvx_srq_ioc_create(struct nvx_ucmd *ucmd)
 	srq->shape.strides_per_buf = srq->p.buf_size / srq->p.stride_size;
 	srq->owner = get_pid(task_tgid(current));
 	srq->owner_uid = current_euid();
+	srq->rings_in_grant = req->flags & NVX_SRQ_RINGS_IN_GRANT;
 
 	srq->grant = nvx_grant_fget(req->grant_fd, &srq->grant_file);
 	if (IS_ERR(srq->grant)) {
@@ -480,8 +529,11 @@ static int nvx_srq_ioc_create(struct nvx_ucmd *ucmd)
 		goto err;
 	}
 	ret = nvx_srq_alloc(srq);
+	if (!ret && srq->rings_in_grant)
+		ret = nvx_srq_rings_in_grant(srq, req->ring_offset);
 	if (ret)
 		goto err;
+	nvx_srq_ring_ptrs(srq);
 	ret = nvx_srq_attach_ifindex(srq, req->ifindex);
 	if (ret)
 		goto err;

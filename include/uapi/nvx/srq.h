@@ -59,7 +59,8 @@
 
 /* struct nvx_srq_create.flags */
 #define NVX_SRQ_CLOEXEC		0x1U	/* O_CLOEXEC on the new fd */
-#define NVX_SRQ_CREATE_FLAGS	NVX_SRQ_CLOEXEC
+#define NVX_SRQ_RINGS_IN_GRANT	0x2U	/* the ring area in the grant */
+#define NVX_SRQ_CREATE_FLAGS	(NVX_SRQ_CLOEXEC | NVX_SRQ_RINGS_IN_GRANT)
 
 /**
  * struct nvx_srq_params - the shape of an SRQ set
@@ -124,7 +125,10 @@ struct nvx_srq_layout {
 
 /**
  * struct nvx_srq_create - NVX_IOC_SRQ_CREATE
- * @flags: in: NVX_SRQ_CLOEXEC.
+ * @flags: in: NVX_SRQ_CLOEXEC; NVX_SRQ_RINGS_IN_GRANT: the ring area
+ *	lives in the grant at @ring_offset instead of in the set, so that
+ *	everything the instance reads and writes is in the grant (a user
+ *	VM's memory: Documentation/nvx/srq.rst, "A set in a user VM").
  * @ifindex: in: the NIC, in the caller's network namespace; it must be
  *	an nvxsim device (-EOPNOTSUPP otherwise) with no set attached
  *	(-EBUSY).
@@ -137,7 +141,15 @@ struct nvx_srq_layout {
  *	lie in the grant's whole pieces, not in its blocks
  *	(NVX_GRANT_BLOCKS; -EINVAL): a buffer is physically contiguous.
  * @params: in/out: the shape, defaults filled in.
- * @layout: out: the mmap() layout.
+ * @layout: out: the mmap() layout; with NVX_SRQ_RINGS_IN_GRANT the ring
+ *	area's offsets are relative to @ring_offset in the grant.
+ * @ring_offset: in: with NVX_SRQ_RINGS_IN_GRANT, byte offset of the ring
+ *	area in the grant: page aligned, the area (layout.ring_bytes) inside
+ *	the grant (-ENOSPC), inside one physically contiguous unit of it (a
+ *	whole piece, or one block: NVX_GRANT_BLOCKS) and not overlapping the
+ *	buffers (-EINVAL). The kernel zeroes the area. Without the flag it
+ *	must be 0 (-EINVAL). Added in ABI 2.5; a caller built before it
+ *	passes the shorter struct and reads as 0.
  *
  * Needs CAP_NET_ADMIN in the NIC's network namespace (-EPERM).
  * The NIC: `ip link add NAME type nvxsim` creates the software NIC NAME
@@ -160,6 +172,7 @@ struct nvx_srq_create {
 	__u64 grant_offset;
 	struct nvx_srq_params params;
 	struct nvx_srq_layout layout;
+	__u64 ring_offset;
 };
 
 /**

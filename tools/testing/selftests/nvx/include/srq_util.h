@@ -78,13 +78,19 @@ struct nic {
 	bool alive;		/* NAME exists and is ours to delete */
 };
 
-/* An SRQ set and its mappings. */
+/*
+ * An SRQ set and its mappings. With NVX_SRQ_RINGS_IN_GRANT
+ * (srq_open_in_grant()) @ring and @bufs point into @grant, the grant
+ * mapped read-write as a user VM has it.
+ */
 struct srq {
 	int fd;
 	struct nvx_srq_create c;
 	unsigned char *ring;
 	const unsigned char *bufs;
 	uint32_t spb;		/* strides per buffer */
+	unsigned char *grant;	/* MAP_FAILED unless in a grant */
+	uint64_t grant_bytes;
 };
 
 /* What a queue is filling, to check that completions follow the packing. */
@@ -143,6 +149,10 @@ void srq_init(struct srq *s);
 void srq_close(struct srq *s);
 int srq_open(int dev, struct srq *s, int ifindex,
 	     const struct nvx_srq_params *p, uint32_t flags);
+uint64_t srq_ring_bytes(const struct nvx_srq_params *p);
+int srq_open_in_grant(int dev, struct srq *s, int ifindex,
+		      const struct nvx_srq_params *p, uint64_t grant_bytes,
+		      uint64_t buf_off, uint64_t ring_off, int fill);
 struct nvx_srq_ring *cq_hdr(const struct srq *s, uint32_t q);
 struct nvx_srq_ring *rel_hdr(const struct srq *s, uint32_t r);
 uint32_t cq_prod(const struct srq *s, uint32_t q);

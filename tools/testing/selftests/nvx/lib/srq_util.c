@@ -262,10 +262,18 @@ void srq_init(struct srq *s)
 	s->fd = -1;
 	s->ring = MAP_FAILED;
 	s->bufs = MAP_FAILED;
+	s->grant = MAP_FAILED;
 }
 
 static void srq_unmap(struct srq *s)
 {
+	if (s->grant != MAP_FAILED) {
+		/* the rings and buffers are the grant's */
+		munmap(s->grant, s->grant_bytes);
+		s->ring = MAP_FAILED;
+		s->bufs = MAP_FAILED;
+	}
+	s->grant = MAP_FAILED;
 	if (s->ring != MAP_FAILED)
 		munmap(s->ring, s->c.layout.ring_bytes);
 	if (s->bufs != MAP_FAILED)
@@ -337,6 +345,85 @@ int srq_open(int dev, struct srq *s, int ifindex,
 	if (ret)
 		srq_close(s);
 	return ret;
+}
+
+/**
+ * srq_ring_bytes() - the ring area a set of shape @p has
+ * @p: the parameters, 0s for the defaults (nr_queues set)
+ *
+ * As srq.rst lays it out: per queue a 128-byte header and cq_entries
+ * 16-byte completions, then per release ring the header and rel_entries
+ * 8-byte entries, in whole pages.
+ */
+uint64_t srq_ring_bytes(const struct nvx_srq_params *p)
+{
+	uint64_t cq = p->cq_entries ?: NVX_SRQ_DEF_CQ_ENTRIES;
+	uint64_t rel = p->rel_entries ?: NVX_SRQ_DEF_REL_ENTRIES;
+	uint64_t nrel = p->nr_rel_rings ?: p->nr_queues;
+	uint64_t bytes;
+
+	bytes = p->nr_queues * (sizeof(struct nvx_srq_ring) +
+				cq * sizeof(struct nvx_srq_cqe)) +
+		nrel * (sizeof(struct nvx_srq_ring) +
+			rel * sizeof(struct nvx_srq_rel));
+	return (bytes + PAGE - 1) / PAGE * PAGE;
+}
+
+/**
+ * srq_open_in_grant() - Create a set whose rings are in its grant
+ * @dev: an open /dev/nvx
+ * @s: the set
+ * @ifindex: the NIC's ifindex
+ * @p: the set's parameters
+ * @grant_bytes: the grant's size
+ * @buf_off: grant_offset: buffer 0
+ * @ring_off: ring_offset: the ring area
+ * @fill: a byte written over the ring area's place before the create, or
+ *	-1 for none
+ *
+ * The grant is mapped read-write, as a user VM has its memory, before
+ * the set is made on it (NVX_SRQ_RINGS_IN_GRANT); @s->ring and @s->bufs
+ * point into that mapping. Return: 0 or -errno (the create's).
+ */
+int srq_open_in_grant(int dev, struct srq *s, int ifindex,
+		      const struct nvx_srq_params *p, uint64_t grant_bytes,
+		      uint64_t buf_off, uint64_t ring_off, int fill)
+{
+	int g, ret;
+
+	srq_init(s);
+	g = srq_grant(dev, grant_bytes);
+	if (g < 0)
+		return g;
+	s->grant = mmap(NULL, grant_bytes, PROT_READ | PROT_WRITE,
+			MAP_SHARED, g, 0);
+	if (s->grant == MAP_FAILED) {
+		ret = -errno;
+		close(g);
+		return ret;
+	}
+	s->grant_bytes = grant_bytes;
+	if (fill >= 0 && ring_off < grant_bytes)
+		memset(s->grant + ring_off, fill,
+		       grant_bytes - ring_off < srq_ring_bytes(p) ?
+		       grant_bytes - ring_off : srq_ring_bytes(p));
+	s->c.flags = NVX_SRQ_RINGS_IN_GRANT;
+	s->c.ifindex = ifindex;
+	s->c.params = *p;
+	s->c.grant_fd = g;
+	s->c.grant_offset = buf_off;
+	s->c.ring_offset = ring_off;
+	ret = nvx_ioctl(dev, NVX_IOC_SRQ_CREATE, &s->c);
+	close(g);
+	if (ret) {
+		srq_close(s);
+		return ret;
+	}
+	s->fd = s->c.fd;
+	s->ring = s->grant + ring_off;
+	s->bufs = s->grant + buf_off;
+	s->spb = s->c.params.buf_size / s->c.params.stride_size;
+	return 0;
 }
 
 /* Ring @i of the rings of @bytes each at @off in the set's ring area. */

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx selftests, group "srq": a set that lives wholly in its grant
+ * (NVX_SRQ_RINGS_IN_GRANT), as it does in a user VM's memory.
+ *
+ * The test maps the grant read-write, as the VMM maps a user VM's
+ * memory, and reads completions and frames and writes releases there:
+ * nothing of the set's own fd is used but its ioctls. What is checked:
+ * frames land in place with the right bytes, 64 small ones in one
+ * buffer, releases written into the grant return buffers; the kernel
+ * zeroes the ring area at creation; every misplaced ring area is refused
+ * with its errno and leaves the NIC and the pool as they were; lies the
+ * instance writes into the rings are counted and hurt nothing else; the
+ * set outlives the grant's fd and mapping.
+ */
+#include "srq_fixture.h"
+
+#define BUFS		16
+#define RING_OFF	(CHUNK / 2)
+
+/*
+ * A one-piece grant: 16 buffers at 0, the rings half-way. The low-water
+ * mark is the whole pool: every RELEASE refills.
+ */
+static const struct nvx_srq_params small = {
+	.nr_queues = 2, .nr_bufs = BUFS, .cq_entries = 1024,
+	.rel_entries = 1024, .low_water = BUFS * 64,
+};
+
+/*
+ * NVX_IOC_SRQ_CREATE with the ring area at @ring_off of a new grant of
+ * @gbytes (@buf_off: buffer 0), flags @flags, argument size @size (0: the
+ * whole struct); a set made is closed again. 0 or -errno.
+ */
+static int try_create(int dev, int ifindex, const struct nvx_srq_params *p,
+		      uint64_t gbytes, uint32_t flags, uint64_t buf_off,
+		      uint64_t ring_off, size_t size)
+{
+	struct nvx_srq_create c = {
+		.flags = flags, .ifindex = ifindex, .params = *p,
+		.grant_offset = buf_off, .ring_offset = ring_off,
+	};
+	unsigned long cmd = NVX_IOC_SRQ_CREATE;
+	int g, ret;
+
+	g = srq_grant(dev, gbytes);
+	if (g < 0)
+		return g;
+	c.grant_fd = g;
+	if (size)
+		cmd = _IOC(_IOC_READ | _IOC_WRITE, NVX_IOC_MAGIC,
+			   _IOC_NR(NVX_IOC_SRQ_CREATE), size);
+	ret = ioctl(dev, cmd, &c) ? -errno : 0;
+	close(g);
+	if (!ret)
+		close(c.fd);
+	return ret;
+}
+
+/*
+ * 64 frames of 64 bytes fill one 16 KiB buffer at 256-byte strides,
+ * frame k at stride k; read where a guest reads them, released through
+ * the release ring in the grant: the buffer goes back to the NIC.
+ */
+SRQ_TEST(frames_and_releases_in_the_grant)
+{
+	struct srq *s = &self->s;
+	struct nvx_srq_stats st;
+	struct nvx_srq_cqe e;
+	uint32_t buf = 0;
+	int i;
+
+	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
+				       CHUNK, 0, RING_OFF, -1));
+	EXPECT_EQ(srq_ring_bytes(&small), s->c.layout.ring_bytes);
+	EXPECT_EQ(0u, s->c.layout.cq_offset);
+	EXPECT_EQ((long long)RING_OFF, fdinfo_num(s->fd, "rings_in_grant"));
+	ASSERT_EQ(0, srq_steer_all(s, 1));
+
+	ASSERT_EQ(0, send_frames(&self->nic, 64, 64, SPORT));
+	ASSERT_EQ(64u, cq_wait(s, 1, 64));
+	EXPECT_EQ(0u, cq_pending(s, 0));
+	for (i = 0; i < 64; i++) {
+		ASSERT_TRUE(cq_pop(s, 1, &e));
+		if (!i)
+			buf = e.buf;
+		EXPECT_EQ(buf, e.buf);
+		EXPECT_EQ(i, e.stride);
+		/* read in the grant, where the guest reads it */
+		expect_frame(_metadata, &self->nic, s, &e, 64, SPORT, i);
+	}
+	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
+	expect_srq_stats(&st, SRQ_STAT(rx_packets, 64u),
+			 SRQ_STAT(bufs_held, 1u));
+
+	/* released in the ring in the grant: the buffer is posted again */
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ(0, rel_push(s, 0, buf, 1, 0));
+	expect_release(_metadata, s, 64, 0);
+	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
+	expect_srq_stats(&st, SRQ_STAT(bufs_held, 0u),
+			 SRQ_STAT(bufs_returned, 1u),
+			 SRQ_STAT(bufs_posted, (uint32_t)BUFS),
+			 SRQ_STAT(release_garbage, 0u));
+}
+
+/* What was in the grant where the rings go reads as empty rings. */
+SRQ_TEST(ring_area_zeroed)
+{
+	uint64_t rb = srq_ring_bytes(&small);
+	struct srq *s = &self->s;
+	struct nvx_srq_cqe e;
+	uint64_t i;
+
+	/* the place written with 0xff before the create */
+	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
+				       CHUNK, 0, RING_OFF, 0xff));
+	/* the kernel zeroed the whole area */
+	for (i = 0; i < rb; i++)
+		if (s->ring[i])
+			break;
+	EXPECT_EQ(rb, i) TH_LOG("ring area byte %llu is %#x",
+				(unsigned long long)i, s->ring[i]);
+	/* and it works as rings */
+	ASSERT_EQ(0, srq_steer_all(s, 0));
+	ASSERT_EQ(0, send_frame(&self->nic, 1024, SPORT, 0));
+	ASSERT_EQ(0, cq_next(s, 0, &e));
+	EXPECT_EQ(1u, cq_hdr(s, 0)->prod);
+	expect_frame(_metadata, &self->nic, s, &e, 1024, SPORT, 0);
+}
+
+/*
+ * Every misplaced ring area is refused, and the NIC and the pool are as
+ * before (a set made afterwards works; the fixture checks the pool).
+ */
+SRQ_TEST(misplaced_ring_area_refused)
+{
+	uint64_t rb = srq_ring_bytes(&small);
+	const size_t v1 = offsetof(struct nvx_srq_create, ring_offset);
+	int dev = self->fd, ifi = self->nic.ifindex;
+	struct srq *s = &self->s;
+	void *m;
+
+	/* not page aligned */
+	EXPECT_EQ(-EINVAL, try_create(dev, ifi, &small, CHUNK,
+				      NVX_SRQ_RINGS_IN_GRANT, 0,
+				      RING_OFF + 64, 0));
+	/* past the grant's end, partly or wholly */
+	EXPECT_EQ(-ENOSPC, try_create(dev, ifi, &small, CHUNK,
+				      NVX_SRQ_RINGS_IN_GRANT, 0,
+				      CHUNK - PAGE, 0));
+	EXPECT_EQ(-ENOSPC, try_create(dev, ifi, &small, CHUNK,
+				      NVX_SRQ_RINGS_IN_GRANT, 0,
+				      4 * CHUNK, 0));
+	EXPECT_EQ(-ENOSPC, try_create(dev, ifi, &small, CHUNK,
+				      NVX_SRQ_RINGS_IN_GRANT, 0,
+				      UINT64_MAX & ~(PAGE - 1), 0));
+	/* over the buffers: at buffer 0, and straddling the last one */
+	EXPECT_EQ(-EINVAL, try_create(dev, ifi, &small, CHUNK,
+				      NVX_SRQ_RINGS_IN_GRANT, 0, 0, 0));
+	EXPECT_EQ(-EINVAL, try_create(dev, ifi, &small, CHUNK,
+				      NVX_SRQ_RINGS_IN_GRANT, 0,
+				      BUFS * 16384ULL - PAGE, 0));
+	/* the buffers after the rings, overlapping them */
+	EXPECT_EQ(-EINVAL, try_create(dev, ifi, &small, CHUNK,
+				      NVX_SRQ_RINGS_IN_GRANT, RING_OFF,
+				      RING_OFF - PAGE, 0));
+	/* across two pieces: not contiguous */
+	EXPECT_EQ(-EINVAL, try_create(dev, ifi, &small, 2 * CHUNK,
+				      NVX_SRQ_RINGS_IN_GRANT, 0,
+				      CHUNK - PAGE, 0));
+	/* a ring offset without the flag */
+	EXPECT_EQ(-EINVAL, try_create(dev, ifi, &small, CHUNK, 0, 0,
+				      RING_OFF, 0));
+	/* a first-version caller's struct: the rings are the set's */
+	EXPECT_EQ(0, try_create(dev, ifi, &small, CHUNK, 0, 0, 0, v1));
+	/* the same, with the flag: its ring offset reads 0, the buffers' */
+	EXPECT_EQ(-EINVAL, try_create(dev, ifi, &small, CHUNK,
+				      NVX_SRQ_RINGS_IN_GRANT, 0, 0, v1));
+	/* right after the buffers, and at the piece's last pages: fine */
+	EXPECT_EQ(0, try_create(dev, ifi, &small, CHUNK,
+				NVX_SRQ_RINGS_IN_GRANT, 0, BUFS * 16384ULL, 0));
+	EXPECT_EQ(0, try_create(dev, ifi, &small, 2 * CHUNK,
+				NVX_SRQ_RINGS_IN_GRANT, 0, CHUNK - rb, 0));
+
+	/* the set's fd maps no ring area; its buffers still map read-only */
+	ASSERT_EQ(0, srq_open_in_grant(dev, s, ifi, &small, CHUNK, 0,
+				       RING_OFF, -1));
+	m = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(ENODEV, errno);
+	m = mmap(NULL, s->c.layout.buf_bytes, PROT_READ, MAP_SHARED, s->fd,
+		 s->c.layout.buf_offset);
+	ASSERT_NE(MAP_FAILED, m);
+	ASSERT_EQ(0, srq_steer_all(s, 0));
+	ASSERT_EQ(0, send_frame(&self->nic, 1024, SPORT, 0));
+	ASSERT_EQ(1u, cq_wait(s, 0, 1));
+	/* the set fd's buffers are the grant's pages */
+	EXPECT_EQ(0, memcmp(m, s->bufs, s->c.layout.buf_bytes));
+	munmap(m, s->c.layout.buf_bytes);
+}
+
+/*
+ * The instance lies in the rings in its memory: a completion ring's
+ * cons far ahead, a release ring's prod far ahead, a completion
+ * rewritten, releases of a buffer it does not hold. Each is counted
+ * (drops_cq_full, release_garbage) and, once it writes sane values,
+ * frames flow and the real releases return the buffer.
+ */
+SRQ_TEST(lying_instance_counted)
+{
+	struct nvx_srq_stats st;
+	struct nvx_srq_cqe e, copy;
+	struct srq *s = &self->s;
+	struct nvx_srq_cqe *slot;
+	uint32_t other;
+
+	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
+				       CHUNK, 0, RING_OFF, -1));
+	ASSERT_EQ(0, srq_steer_all(s, 0));
+
+	/* cons far ahead: the ring reads full, the frame is dropped */
+	cq_hdr(s, 0)->cons = 0x80000000U;
+	ASSERT_EQ(0, send_frame(&self->nic, 1024, SPORT, 0));
+	ASSERT_EQ(0, wait_accounted(s, 1, &st));
+	EXPECT_EQ(1u, st.drops_cq_full);
+	cq_hdr(s, 0)->cons = 0;
+
+	ASSERT_EQ(0, send_frame(&self->nic, 1024, SPORT, 1));
+	ASSERT_EQ(0, cq_next(s, 0, &e));
+	expect_frame(_metadata, &self->nic, s, &e, 1024, SPORT, 1);
+	/* the completion rewritten in place: the kernel never reads it */
+	slot = (struct nvx_srq_cqe *)(cq_hdr(s, 0) + 1);
+	copy = slot[0];
+	memset(slot, 0xee, sizeof(*slot));
+
+	/* a release ring index far ahead: garbage, nothing taken */
+	rel_hdr(s, 1)->prod = 0x40000000U;
+	expect_release(_metadata, s, 0, 1);
+	rel_hdr(s, 1)->prod = 0;
+	/* a buffer it does not hold, and more strides than it got */
+	other = (copy.buf + 1) % BUFS;
+	ASSERT_EQ(0, rel_push(s, 0, other, 1, 0));
+	ASSERT_EQ(0, rel_push(s, 0, copy.buf, copy.strides + 1, 0));
+	expect_release(_metadata, s, 2, 2);
+	/* the truth returns what it holds */
+	ASSERT_EQ(0, rel_push(s, 0, copy.buf, copy.strides, 0));
+	expect_release(_metadata, s, 1, 0);
+	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
+	expect_srq_stats(&st, SRQ_STAT(rx_packets, 1u),
+			 SRQ_STAT(release_garbage, 3u));
+}
+
+/*
+ * The set holds the grant: with the grant's fd closed and its mapping
+ * gone, frames still land (in the grant's pages, seen through the
+ * buffers' read-only mapping of the set fd) until the set closes; then
+ * the fixture finds the grant back in the pool.
+ */
+SRQ_TEST(set_outlives_grant_mapping)
+{
+	struct srq *s = &self->s;
+	struct nvx_srq_stats st;
+	const unsigned char *b;
+
+	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
+				       CHUNK, 0, RING_OFF, -1));
+	munmap(s->grant, s->grant_bytes);
+	s->grant = MAP_FAILED;
+	s->ring = MAP_FAILED;
+	s->bufs = MAP_FAILED;
+	b = mmap(NULL, s->c.layout.buf_bytes, PROT_READ, MAP_SHARED, s->fd,
+		 s->c.layout.buf_offset);
+	ASSERT_NE(MAP_FAILED, b);
+	ASSERT_EQ(0, send_frames(&self->nic, 8, 1024, SPORT));
+	ASSERT_EQ(0, wait_accounted(s, 8, &st));
+	EXPECT_EQ(8u, st.rx_packets);
+	/* frame 0 at buffer 0 stride 0 (the set posts its buffers in order) */
+	EXPECT_EQ(TAG_MAGIC, *(const uint32_t *)(b + TAG_OFF));
+	munmap((void *)b, s->c.layout.buf_bytes);
+}
+
+TEST_HARNESS_MAIN
