@@ -108,6 +108,24 @@ static bool nvx_srq_per_queue(const struct nvx_srq_params *p)
 	return p->flags & NVX_SRQ_PER_QUEUE;
 }
 
+/* The set's rule: which of the NIC's frames it takes. */
+static void nvx_srq_print_rule(const struct nvx_srq_rule *r)
+{
+	char ip[INET_ADDRSTRLEN];
+
+	printf("  %-12s ", "takes");
+	if (!r->match)
+		printf("every frame no other set's rule takes");
+	if (r->match & NVX_SRQ_MATCH_MAC)
+		printf("frames to %02x:%02x:%02x:%02x:%02x:%02x%s", r->mac[0],
+		       r->mac[1], r->mac[2], r->mac[3], r->mac[4], r->mac[5],
+		       r->match & NVX_SRQ_MATCH_IP4 ? " and " : "");
+	if (r->match & NVX_SRQ_MATCH_IP4)
+		printf("IPv4 and ARP for %s",
+		       inet_ntop(AF_INET, &r->ip4, ip, sizeof(ip)) ?: "?");
+	printf("\n");
+}
+
 static void nvx_srq_print_params(const struct nvx_srq_params *p)
 {
 	char h1[NVX_FMT_BYTES_LEN], h2[NVX_FMT_BYTES_LEN];
@@ -176,6 +194,8 @@ enum {
 	NVX_OPT_COUNT,
 	NVX_OPT_SIZE,
 	NVX_OPT_FLOWS,
+	NVX_OPT_MATCH_IP,
+	NVX_OPT_MATCH_MAC,
 };
 
 /**
@@ -188,6 +208,7 @@ enum {
  * @count: --count.
  * @size: --size.
  * @flows: --flows.
+ * @rule: --match-ip, --match-mac.
  */
 struct nvx_srq_args {
 	const char *dev;
@@ -198,6 +219,7 @@ struct nvx_srq_args {
 	uint64_t count;
 	uint32_t size;
 	uint32_t flows;
+	struct nvx_srq_rule rule;
 };
 
 static const struct option nvx_srq_create_opts[] = {
@@ -210,6 +232,8 @@ static const struct option nvx_srq_create_opts[] = {
 	{ "poison", no_argument, NULL, NVX_OPT_POISON },
 	{ "recv", required_argument, NULL, NVX_OPT_RECV },
 	{ "hold", required_argument, NULL, NVX_OPT_HOLD },
+	{ "match-ip", required_argument, NULL, NVX_OPT_MATCH_IP },
+	{ "match-mac", required_argument, NULL, NVX_OPT_MATCH_MAC },
 	{ }
 };
 
@@ -259,6 +283,40 @@ static int nvx_srq_dev(struct nvx_ctx *ctx, const char *s, const char **dev)
 	return nvx_usage_error(ctx,
 			       "--dev: '%s' is not a network device name (1 to %d characters)",
 			       s, IFNAMSIZ - 1);
+}
+
+/* --match-ip ADDR: an IPv4 address other than 0.0.0.0 */
+static int nvx_srq_match_ip(struct nvx_ctx *ctx, const char *s,
+			    struct nvx_srq_rule *r)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1 || !a.s_addr)
+		return nvx_usage_error(ctx,
+				       "--match-ip: '%s' is not an IPv4 address (A.B.C.D, not 0.0.0.0)",
+				       s);
+	r->match |= NVX_SRQ_MATCH_IP4;
+	r->ip4 = a.s_addr;
+	return NVX_EXIT_OK;
+}
+
+/* --match-mac MAC: six hex bytes separated by ':', not all zero */
+static int nvx_srq_match_mac(struct nvx_ctx *ctx, const char *s,
+			     struct nvx_srq_rule *r)
+{
+	unsigned int b[6], i;
+	char end;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2],
+		   &b[3], &b[4], &b[5], &end) != 6 ||
+	    !(b[0] | b[1] | b[2] | b[3] | b[4] | b[5]))
+		return nvx_usage_error(ctx,
+				       "--match-mac: '%s' is not a MAC address (xx:xx:xx:xx:xx:xx, not all zero)",
+				       s);
+	for (i = 0; i < 6; i++)
+		r->mac[i] = b[i];
+	r->match |= NVX_SRQ_MATCH_MAC;
+	return NVX_EXIT_OK;
 }
 
 static int nvx_srq_parse(struct nvx_ctx *ctx, int argc, char **argv,
@@ -325,6 +383,12 @@ static int nvx_srq_parse(struct nvx_ctx *ctx, int argc, char **argv,
 		case NVX_OPT_FLOWS:
 			ret = nvx_opt_u32(ctx, "flows", optarg, 1,
 					  NVX_SEND_MAX_FLOWS, &a->flows);
+			break;
+		case NVX_OPT_MATCH_IP:
+			ret = nvx_srq_match_ip(ctx, optarg, &a->rule);
+			break;
+		case NVX_OPT_MATCH_MAC:
+			ret = nvx_srq_match_mac(ctx, optarg, &a->rule);
 			break;
 		default:
 			return nvx_getopt_error(ctx, c, argv);
@@ -518,6 +582,25 @@ static int nvx_srq_hold(unsigned int seconds)
 	return nvx_stop_signal();
 }
 
+/* "rule": {"match": N[, "mac": "..."][, "ip4": "..."]} */
+static void nvx_srq_json_rule(struct nvx_json *j, const struct nvx_srq_rule *r)
+{
+	char ip[INET_ADDRSTRLEN], mac[18];
+
+	nvx_json_object_begin(j, "rule");
+	nvx_json_u64(j, "match", r->match);
+	if (r->match & NVX_SRQ_MATCH_MAC) {
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x",
+			 r->mac[0], r->mac[1], r->mac[2], r->mac[3], r->mac[4],
+			 r->mac[5]);
+		nvx_json_str(j, "mac", mac);
+	}
+	if ((r->match & NVX_SRQ_MATCH_IP4) &&
+	    inet_ntop(AF_INET, &r->ip4, ip, sizeof(ip)))
+		nvx_json_str(j, "ip4", ip);
+	nvx_json_end(j);
+}
+
 static void nvx_srq_create_print(struct nvx_ctx *ctx, const char *dev,
 				 const struct nvx_srq_set *s,
 				 const struct nvx_srq_args *a,
@@ -548,6 +631,7 @@ static void nvx_srq_create_print(struct nvx_ctx *ctx, const char *dev,
 	nvx_json_u64(j, "ifindex", s->ifindex);
 	nvx_json_u64(j, "grant_bytes", s->granted);
 	nvx_srq_json_params(j, "params", &s->p);
+	nvx_srq_json_rule(j, &a->rule);
 	nvx_json_object_begin(j, "layout");
 	nvx_json_fields(j, l, nvx_srq_layout_fields);
 	nvx_json_end(j);
@@ -641,7 +725,8 @@ static int cmd_srq_create(struct nvx_ctx *ctx, int argc, char **argv)
 	/* SIGINT and SIGTERM end --recv (a failure) and --hold (not one) */
 	nvx_stop_catch(&old, 0);
 
-	err = -nvx_srq_open(ctx->fd, &s, ifindex, NVX_NODE_ANY, &a.p, true, &step);
+	err = -nvx_srq_open_rule(ctx->fd, &s, ifindex, NVX_NODE_ANY, &a.p,
+				 &a.rule, true, &step);
 	if (err) {
 		nvx_srq_open_perror(ctx, a.dev, s.grant_bytes, step, err);
 		ret = NVX_EXIT_FAIL;
@@ -654,6 +739,7 @@ static int cmd_srq_create(struct nvx_ctx *ctx, int argc, char **argv)
 		       nvx_fmt_bytes(h, sizeof(h), s.grant_bytes),
 		       nvx_fmt_bytes(h2, sizeof(h2), s.granted));
 		nvx_srq_print_params(&s.p);
+		nvx_srq_print_rule(&a.rule);
 		nvx_srq_print_layout(&s);
 		fflush(stdout);
 	}
@@ -1044,7 +1130,8 @@ const struct nvx_cmd nvx_srq_cmds[] = {
 		.name = "create",
 		.summary = "make a set on a NIC; receive, release, hold",
 		.usage = "--dev NAME [--queues N] [--bufs N] [--buf-size S] [--stride S]\n"
-			 "       [--per-queue] [--poison] [--recv N] [--hold SECONDS]\n"
+			 "       [--per-queue] [--poison] [--match-ip ADDR] [--match-mac MAC]\n"
+			 "       [--recv N] [--hold SECONDS]\n"
 			 "\n"
 			 "Take a grant of the set's buffers from the pool (NVX_IOC_GRANT: N x\n"
 			 "S, rounded up to whole 2 MiB pieces; nothing grows the pool, see\n"
@@ -1068,6 +1155,12 @@ const struct nvx_cmd nvx_srq_cmds[] = {
 			 "                    over the queues (a multiple of N queues)\n"
 			 "  --poison          NVX_SRQ_POISON: returned buffers are filled\n"
 			 "                    with 0x6b\n"
+			 "  --match-ip ADDR   take only IPv4 packets to ADDR and ARP\n"
+			 "                    asking for it (NVX_SRQ_MATCH_IP4); without\n"
+			 "                    --match-*, every frame no other set's rule\n"
+			 "                    takes (one such set per NIC); nvxsim only\n"
+			 "  --match-mac MAC   take only frames to MAC (NVX_SRQ_MATCH_MAC);\n"
+			 "                    with --match-ip, frames that match both\n"
 			 "  --recv N          receive N frames, polling the completion\n"
 			 "                    rings: one line per completion (queue, buf,\n"
 			 "                    stride, strides, len, flags), each frame\n"
@@ -1078,7 +1171,8 @@ const struct nvx_cmd nvx_srq_cmds[] = {
 			 "\n"
 			 "JSON: \"dev\", \"ifindex\", \"grant_bytes\", \"params\" (the fields of\n"
 			 "struct nvx_srq_params, \"flags\" as hex, plus \"per_queue\" and\n"
-			 "\"poison\"), \"layout\" (the fields of struct nvx_srq_layout),\n"
+			 "\"poison\"), \"rule\" (\"match\", and \"mac\" and \"ip4\" when\n"
+			 "set), \"layout\" (the fields of struct nvx_srq_layout),\n"
 			 "\"recv\" (null without --recv; \"frames\", \"bytes\", \"fillers\",\n"
 			 "\"truncated\", \"bad\", \"release_garbage\", \"ns\", \"per_queue\")\n"
 			 "and \"hold_s\". Printed before the hold.\n",

@@ -580,6 +580,9 @@ static int nvx_mlx5_attach(struct nvx_srq *srq, struct net_device *dev)
 	int err;
 
 	ASSERT_RTNL();
+	/* one set per port, steered whole: no per-set rules (srq.rst) */
+	if (nvx_srq_match(srq)->flags)
+		return -EOPNOTSUPP;
 	if (md->set)
 		return -EBUSY;
 	set = kzalloc(sizeof(*set), GFP_KERNEL);

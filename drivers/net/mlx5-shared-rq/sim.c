@@ -63,17 +63,21 @@ struct nvxsim_rxq {
 };
 
 /**
- * struct nvxsim_hw - the NIC's state for the attached set
+ * struct nvxsim_hw - the NIC's state for one attached set
+ * @node: on the NIC's list of sets, oldest first.
  * @lock: everything below; one frame at a time.
  * @srq: the set.
+ * @match: its rule.
  * @shape: its geometry.
  * @rss: indirection table.
  * @posted: one FIFO per pool.
  * @rxq: one per queue.
  */
 struct nvxsim_hw {
+	struct list_head node;
 	spinlock_t lock;	/* see above */
 	struct nvx_srq *srq;
+	const struct nvx_srq_match *match;
 	const struct nvx_srq_shape *shape;
 	u16 rss[NVX_SRQ_RSS_ENTRIES];
 	struct nvxsim_fifo *posted;
@@ -83,11 +87,13 @@ struct nvxsim_hw {
 /**
  * struct nvxsim - private data of the NIC
  * @peer: the other end of the wire.
- * @hw: the attached set's state; written under RTNL.
+ * @sets: the attached sets' states (struct nvxsim_hw), oldest first: an
+ *	RCU list, written under RTNL. A frame goes to the first set whose
+ *	rule takes it, else to the set without a rule, else to the stack.
  */
 struct nvxsim {
 	struct net_device *peer;
-	struct nvxsim_hw __rcu *hw;
+	struct list_head sets;
 };
 
 /**
@@ -175,6 +181,21 @@ out:
 	nvx_srq_rx_done(srq, q);
 }
 
+/* The set that takes @skb, under rcu_read_lock(); or NULL. */
+static struct nvxsim_hw *nvxsim_hw_for(struct nvxsim *sim,
+				       const struct sk_buff *skb)
+{
+	struct nvxsim_hw *hw, *all = NULL;
+
+	list_for_each_entry_rcu(hw, &sim->sets, node) {
+		if (!hw->match->flags)
+			all = hw;
+		else if (nvx_srq_match_frame(hw->match, skb))
+			return hw;
+	}
+	return all;
+}
+
 /* A frame leaves the peer: it arrives at the NIC. */
 static netdev_tx_t nvxsim_peer_xmit(struct sk_buff *skb,
 				    struct net_device *peer)
@@ -194,7 +215,7 @@ static netdev_tx_t nvxsim_peer_xmit(struct sk_buff *skb,
 	DEV_STATS_ADD(peer, tx_bytes, len);
 
 	rcu_read_lock();
-	hw = rcu_dereference(sim->hw);
+	hw = nvxsim_hw_for(sim, skb);
 	if (hw) {
 		nvxsim_hw_rx(hw, nic, skb);
 		rcu_read_unlock();
@@ -205,7 +226,7 @@ static netdev_tx_t nvxsim_peer_xmit(struct sk_buff *skb,
 	}
 	rcu_read_unlock();
 
-	/* no set: the NIC's own stack receives it */
+	/* no set takes it: the NIC's own stack receives it */
 	if (dev_forward_skb(nic, skb) == NET_RX_SUCCESS) {
 		DEV_STATS_INC(nic, rx_packets);
 		DEV_STATS_ADD(nic, rx_bytes, len);
@@ -243,13 +264,13 @@ static netdev_tx_t nvxsim_nic_xmit(struct sk_buff *skb, struct net_device *nic)
 	return NETDEV_TX_OK;
 }
 
-/* The NIC goes away: so does its set's attachment. */
+/* The NIC goes away: so do its sets' attachments. */
 static void nvxsim_nic_uninit(struct net_device *nic)
 {
 	struct nvxsim *sim = netdev_priv(nic);
-	struct nvxsim_hw *hw = rtnl_dereference(sim->hw);
+	struct nvxsim_hw *hw, *tmp;
 
-	if (hw)
+	list_for_each_entry_safe(hw, tmp, &sim->sets, node)
 		nvx_srq_nic_gone(hw->srq);
 }
 
@@ -273,14 +294,13 @@ static void nvxsim_get_drvinfo(struct net_device *dev,
 }
 
 /* ethtool -S NAME: the attached set's counters, per queue. RTNL held. */
+static struct nvx_srq *nvxsim_lookup(struct net_device *dev);
+
 static struct nvx_srq *nvxsim_srq(struct net_device *dev)
 {
-	struct nvxsim_hw *hw;
-
 	if (dev->netdev_ops != &nvxsim_nic_ops)
 		return NULL;
-	hw = rtnl_dereference(((struct nvxsim *)netdev_priv(dev))->hw);
-	return hw ? hw->srq : NULL;
+	return nvxsim_lookup(dev);
 }
 
 static int nvxsim_get_sset_count(struct net_device *dev, int sset)
@@ -372,6 +392,7 @@ static int nvxsim_newlink(struct net *src_net, struct net_device *dev,
 	pp = netdev_priv(peer);
 	pp->nic = dev;
 	sim->peer = peer;
+	INIT_LIST_HEAD(&sim->sets);
 
 	err = register_netdevice(peer);
 	if (err) {
@@ -411,15 +432,28 @@ static bool nvxsim_match(struct net_device *dev)
 	return dev->netdev_ops == &nvxsim_nic_ops;
 }
 
+/* Do two rules take the same frames (the same rule)? */
+static bool nvxsim_same_rule(const struct nvx_srq_match *a,
+			     const struct nvx_srq_match *b)
+{
+	if (a->flags != b->flags)
+		return false;
+	if ((a->flags & NVX_SRQ_MATCH_MAC) && !ether_addr_equal(a->mac, b->mac))
+		return false;
+	return !(a->flags & NVX_SRQ_MATCH_IP4) || a->ip4 == b->ip4;
+}
+
 static int nvxsim_attach(struct nvx_srq *srq, struct net_device *dev)
 {
 	const struct nvx_srq_shape *s = nvx_srq_shape(srq);
+	const struct nvx_srq_match *m = nvx_srq_match(srq);
 	struct nvxsim *sim = netdev_priv(dev);
 	struct nvxsim_hw *hw;
 	u32 i;
 
-	if (rtnl_dereference(sim->hw))
-		return -EBUSY;
+	list_for_each_entry(hw, &sim->sets, node)
+		if (nvxsim_same_rule(hw->match, m))
+			return -EBUSY;
 	if (dev->reg_state != NETREG_REGISTERED)
 		return -ENODEV;
 	hw = kzalloc(sizeof(*hw), GFP_KERNEL_ACCOUNT);
@@ -427,6 +461,7 @@ static int nvxsim_attach(struct nvx_srq *srq, struct net_device *dev)
 		return -ENOMEM;
 	spin_lock_init(&hw->lock);
 	hw->srq = srq;
+	hw->match = m;
 	hw->shape = s;
 	hw->posted = kcalloc(s->nr_pools, sizeof(*hw->posted),
 			     GFP_KERNEL_ACCOUNT);
@@ -443,7 +478,7 @@ static int nvxsim_attach(struct nvx_srq *srq, struct net_device *dev)
 		hw->posted[i].mask = size - 1;
 	}
 	nvx_srq_set_backend_data(srq, hw);
-	rcu_assign_pointer(sim->hw, hw);
+	list_add_tail_rcu(&hw->node, &sim->sets);
 	return 0;
 
 nomem:
@@ -453,15 +488,15 @@ nomem:
 
 static void nvxsim_detach(struct nvx_srq *srq, struct net_device *dev)
 {
-	struct nvxsim *sim = netdev_priv(dev);
-	struct nvxsim_hw *hw = rtnl_dereference(sim->hw);
+	struct nvxsim_hw *hw = nvx_srq_backend_data(srq);
 
-	RCU_INIT_POINTER(sim->hw, NULL);
+	if (!hw)
+		return;
+	list_del_rcu(&hw->node);
 	/* receive paths and posts that still see @hw end first */
 	synchronize_net();
 	nvx_srq_set_backend_data(srq, NULL);
-	if (hw)
-		nvxsim_hw_free(hw);
+	nvxsim_hw_free(hw);
 }
 
 static void nvxsim_post(struct nvx_srq *srq, u32 pool, const u32 *bufs,
@@ -497,11 +532,17 @@ static int nvxsim_xmit(struct nvx_srq *srq, struct net_device *dev,
 	return nvxsim_to_peer(dev, skb);
 }
 
+/* The set without a rule, or else the oldest; RTNL held. */
 static struct nvx_srq *nvxsim_lookup(struct net_device *dev)
 {
 	struct nvxsim *sim = netdev_priv(dev);
-	struct nvxsim_hw *hw = rtnl_dereference(sim->hw);
+	struct nvxsim_hw *hw;
 
+	ASSERT_RTNL();
+	list_for_each_entry(hw, &sim->sets, node)
+		if (!hw->match->flags)
+			return hw->srq;
+	hw = list_first_entry_or_null(&sim->sets, struct nvxsim_hw, node);
 	return hw ? hw->srq : NULL;
 }
 

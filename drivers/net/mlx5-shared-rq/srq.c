@@ -32,7 +32,10 @@
 #define pr_fmt(fmt) "nvx_srq: " fmt
 
 #include <linux/debugfs.h>
+#include <linux/etherdevice.h>
 #include <linux/ethtool.h>
+#include <linux/if_arp.h>
+#include <linux/ip.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -48,6 +51,69 @@
 static LIST_HEAD(nvx_srq_backends);	/* under RTNL */
 
 /* ------------------------------------------------------ for backends --- */
+
+/**
+ * nvx_srq_match() - which of its NIC's frames a set takes
+ * @srq: the set.
+ *
+ * Return: its rule; constant for the set's life.
+ */
+const struct nvx_srq_match *nvx_srq_match(struct nvx_srq *srq)
+{
+	return &srq->match;
+}
+EXPORT_SYMBOL_GPL(nvx_srq_match);
+
+/**
+ * nvx_srq_match_frame() - does a rule take a frame
+ * @m: the rule; its flags nonzero.
+ * @skb: an Ethernet frame, from its MAC header on at @skb->data.
+ *
+ * NVX_SRQ_MATCH_MAC compares the destination MAC; NVX_SRQ_MATCH_IP4 the
+ * destination of an IPv4 packet, or the target protocol address of an
+ * Ethernet/IPv4 ARP packet. A frame too short for a field does not match.
+ *
+ * Return: true when every part of the rule matches.
+ */
+bool nvx_srq_match_frame(const struct nvx_srq_match *m,
+			 const struct sk_buff *skb)
+{
+	const struct ethhdr *eth;
+	const struct arphdr *arp;
+	struct arphdr _arp;
+	struct ethhdr _eth;
+	__be32 _ip, *ip;
+	u8 _ver, *ver;
+	int off;
+
+	eth = skb_header_pointer(skb, 0, sizeof(_eth), &_eth);
+	if (!eth)
+		return false;
+	if ((m->flags & NVX_SRQ_MATCH_MAC) &&
+	    !ether_addr_equal_unaligned(eth->h_dest, m->mac))
+		return false;
+	if (!(m->flags & NVX_SRQ_MATCH_IP4))
+		return true;
+	if (eth->h_proto == htons(ETH_P_IP)) {
+		ver = skb_header_pointer(skb, ETH_HLEN, 1, &_ver);
+		if (!ver || *ver >> 4 != 4)
+			return false;
+		off = ETH_HLEN + offsetof(struct iphdr, daddr);
+	} else if (eth->h_proto == htons(ETH_P_ARP)) {
+		arp = skb_header_pointer(skb, ETH_HLEN, sizeof(_arp), &_arp);
+		if (!arp || arp->ar_hrd != htons(ARPHRD_ETHER) ||
+		    arp->ar_pro != htons(ETH_P_IP) || arp->ar_hln != ETH_ALEN ||
+		    arp->ar_pln != 4)
+			return false;
+		/* sender MAC and IPv4, target MAC, then target IPv4 */
+		off = ETH_HLEN + sizeof(_arp) + 2 * ETH_ALEN + 4;
+	} else {
+		return false;
+	}
+	ip = skb_header_pointer(skb, off, sizeof(_ip), &_ip);
+	return ip && *ip == m->ip4;
+}
+EXPORT_SYMBOL_GPL(nvx_srq_match_frame);
 
 /**
  * nvx_srq_shape() - the shape of a set
@@ -129,7 +195,7 @@ bool nvx_srq_cq_room(struct nvx_srq *srq, u32 queue, unsigned int n)
 EXPORT_SYMBOL_GPL(nvx_srq_cq_room);
 
 /**
- * nvx_srq_notify_post() - post a queue's vector, if it has one
+ * nvx_srq_notify_post() - post a queue's vector or signal its eventfd
  * @q: the queue.
  *
  * A post that fails (the vector fd closed, the receiver's registration
@@ -137,10 +203,17 @@ EXPORT_SYMBOL_GPL(nvx_srq_cq_room);
  */
 void nvx_srq_notify_post(struct nvx_srq_queue *q)
 {
+	struct eventfd_ctx *ev;
 	struct nvx_uintr_vec *v;
 
 	/* in the read section: @v cannot be freed and its address reused */
 	rcu_read_lock();
+	/* an eventfd is put only after a grace period (NOTIFY, the set's free) */
+	ev = rcu_dereference(q->notify_ev);
+	if (ev) {
+		eventfd_signal(ev);
+		atomic64_inc(&q->notified);
+	}
 	v = rcu_dereference(q->notify);
 	if (v && !nvx_uintr_vec_post(v, NVX_UINTR_SRC_SRQ))
 		atomic64_inc(&q->notified);
@@ -253,7 +326,7 @@ void nvx_srq_complete(struct nvx_srq *srq, u32 queue, u32 buf, u32 stride,
 	 * srq->lock, so either it sees this completion or this sees its
 	 * vector.
 	 */
-	if (rcu_access_pointer(q->notify))
+	if (rcu_access_pointer(q->notify) || rcu_access_pointer(q->notify_ev))
 		nvx_srq_notify(q, prod);
 }
 EXPORT_SYMBOL_GPL(nvx_srq_complete);

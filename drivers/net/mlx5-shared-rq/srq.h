@@ -25,7 +25,9 @@ struct nvx_srq;
  * @name: for messages.
  * @match: does this backend drive @dev? Called under RTNL.
  * @attach: give @dev to @srq (RTNL held). -EBUSY when @dev already has a
- *	set. After it returns, the backend may call nvx_srq_complete().
+ *	set with the same rule (nvx_srq_match()); -EOPNOTSUPP for a rule
+ *	the backend cannot steer by. After it returns, the backend may call
+ *	nvx_srq_complete().
  * @detach: take @srq off its NIC (RTNL held). After it returns the
  *	backend never touches @srq again. Also called by the backend itself
  *	(through nvx_srq_nic_gone()) when the NIC goes away.
@@ -37,7 +39,8 @@ struct nvx_srq;
  *	queue indexes, checked by the core).
  * @xmit: send @skb (an Ethernet frame) out of @dev; consumes @skb.
  *	Called under rcu_read_lock() while the set is attached.
- * @lookup: the set attached to @dev, or NULL. RTNL held.
+ * @lookup: the set attached to @dev (with several: the catch-all set,
+ *	or else the oldest), or NULL. RTNL held.
  * @owner: the backend's module (THIS_MODULE); an attached set holds a
  *	reference on it.
  * @list: on the core's list of backends.
@@ -74,7 +77,22 @@ struct nvx_srq_shape {
 	u32 strides_per_buf;
 };
 
+/**
+ * struct nvx_srq_match - which of the NIC's frames a set takes
+ * @flags: NVX_SRQ_MATCH_*; 0: every frame no other set's rule takes.
+ * @ip4: with NVX_SRQ_MATCH_IP4: IPv4 destination (and ARP target).
+ * @mac: with NVX_SRQ_MATCH_MAC: destination MAC.
+ */
+struct nvx_srq_match {
+	u32 flags;
+	__be32 ip4;
+	u8 mac[ETH_ALEN];
+};
+
 const struct nvx_srq_shape *nvx_srq_shape(struct nvx_srq *srq);
+const struct nvx_srq_match *nvx_srq_match(struct nvx_srq *srq);
+bool nvx_srq_match_frame(const struct nvx_srq_match *m,
+			 const struct sk_buff *skb);
 void *nvx_srq_buf_addr(struct nvx_srq *srq, u32 buf);
 void nvx_srq_set_backend_data(struct nvx_srq *srq, void *data);
 void *nvx_srq_backend_data(struct nvx_srq *srq);

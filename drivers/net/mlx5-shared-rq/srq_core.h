@@ -8,6 +8,7 @@
 #define _NVX_SRQ_CORE_H
 
 #include <linux/atomic.h>
+#include <linux/eventfd.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
@@ -73,7 +74,9 @@ struct nvx_srq_pool {
  * @drops_cq_full: frames dropped for want of completion ring room.
  * @notify: the user-interrupt vector posted when a completion lands in
  *	an emptied ring (NVX_SRQ_IOC_NOTIFY), or NULL.
- * @notified: vectors posted.
+ * @notify_ev: the eventfd signalled instead (NVX_SRQ_NOTIFY_EVENTFD), or
+ *	NULL; never both.
+ * @notified: vectors posted and eventfds signalled.
  */
 struct nvx_srq_queue {
 	struct nvx_srq_ring *hdr;
@@ -87,6 +90,7 @@ struct nvx_srq_queue {
 	u64 drops_no_buf;
 	u64 drops_cq_full;
 	struct nvx_uintr_vec __rcu *notify;
+	struct eventfd_ctx __rcu *notify_ev;
 	atomic64_t notified;
 };
 
@@ -106,6 +110,7 @@ struct nvx_srq_relring {
  * struct nvx_srq - an SRQ set
  * @p: parameters, defaults filled in.
  * @shape: what the backend needs of @p.
+ * @match: which of the NIC's frames the set takes.
  * @layout: the mmap() layout.
  * @grant_offset: byte offset of buffer 0 in the grant.
  * @grant_file: the grant's file; the set holds a reference.
@@ -149,6 +154,7 @@ struct nvx_srq_relring {
 struct nvx_srq {
 	struct nvx_srq_params p;
 	struct nvx_srq_shape shape;
+	struct nvx_srq_match match;
 	struct nvx_srq_layout layout;
 	u64 grant_offset;
 	struct file *grant_file;

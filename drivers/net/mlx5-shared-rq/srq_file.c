@@ -34,6 +34,7 @@
 static void nvx_srq_free(struct nvx_srq *srq)
 {
 	struct nvx_uintr_vec *v;
+	struct eventfd_ctx *ev;
 	u32 i;
 
 	/*
@@ -51,6 +52,10 @@ static void nvx_srq_free(struct nvx_srq *srq)
 		v = rcu_dereference_protected(srq->queues[i].notify, true);
 		if (v)
 			nvx_uintr_vec_put(v);
+		/* detached: no receive path reads it any more */
+		ev = rcu_dereference_protected(srq->queues[i].notify_ev, true);
+		if (ev)
+			eventfd_ctx_put(ev);
 	}
 	mutex_destroy(&srq->refill_mutex);
 	if (srq->grant_file)
@@ -217,22 +222,36 @@ static int nvx_srq_ioc_notify(struct nvx_ucmd *ucmd)
 	struct nvx_srq *srq = ucmd->file->private_data;
 	struct nvx_srq_notify *a = ucmd->arg;
 	struct nvx_uintr_vec *v = NULL, *old;
+	struct eventfd_ctx *ev = NULL, *old_ev;
 	struct nvx_srq_queue *q;
 	u32 prod;
 
-	if (a->flags || a->reserved || a->vector_fd < -1 ||
-	    a->queue >= srq->p.nr_queues)
+	if (a->flags & ~NVX_SRQ_NOTIFY_FLAGS || a->reserved ||
+	    a->vector_fd < -1 || a->queue >= srq->p.nr_queues)
 		return -EINVAL;
 	q = &srq->queues[array_index_nospec(a->queue, srq->p.nr_queues)];
-	if (a->vector_fd >= 0) {
+	if (a->vector_fd >= 0 && (a->flags & NVX_SRQ_NOTIFY_EVENTFD)) {
+		ev = eventfd_ctx_fdget(a->vector_fd);
+		if (IS_ERR(ev))
+			return PTR_ERR(ev);
+	} else if (a->vector_fd >= 0) {
 		v = nvx_uintr_vec_get(a->vector_fd);
 		if (IS_ERR(v))
 			return PTR_ERR(v);
 	}
+	/* both at once, for NOTIFYs racing on the queue: never both set */
+	spin_lock_bh(&srq->lock);
 	old = unrcu_pointer(xchg(&q->notify, RCU_INITIALIZER(v)));
+	old_ev = unrcu_pointer(xchg(&q->notify_ev, RCU_INITIALIZER(ev)));
+	spin_unlock_bh(&srq->lock);
 	if (old)
 		nvx_uintr_vec_put(old);
-	if (!v)
+	if (old_ev) {
+		/* a receive path may be signalling it */
+		synchronize_rcu();
+		eventfd_ctx_put(old_ev);
+	}
+	if (!v && !ev)
 		return 0;
 	/*
 	 * Completions that came before the vector: post for them. The
@@ -277,6 +296,10 @@ static void nvx_srq_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "stride_size:\t%u\n", srq->p.stride_size);
 	if (srq->rings_in_grant)
 		seq_printf(m, "rings_in_grant:\t%llu\n", srq->ring_offset);
+	if (srq->match.flags & NVX_SRQ_MATCH_MAC)
+		seq_printf(m, "match_mac:\t%pM\n", srq->match.mac);
+	if (srq->match.flags & NVX_SRQ_MATCH_IP4)
+		seq_printf(m, "match_ip4:\t%pI4\n", &srq->match.ip4);
 	seq_printf(m, "rx_packets:\t%llu\n", st.rx_packets);
 	seq_printf(m, "rx_bytes:\t%llu\n", st.rx_bytes);
 	seq_printf(m, "drops:\t%llu\n", st.drops_no_buf + st.drops_cq_full);
@@ -289,6 +312,8 @@ static void nvx_srq_show_fdinfo(struct seq_file *m, struct file *file)
 	for (i = 0; i < srq->p.nr_queues; i++) {
 		seq_printf(m, "queue%u_notify:\t%d\n", i,
 			   !!rcu_access_pointer(srq->queues[i].notify));
+		seq_printf(m, "queue%u_notify_eventfd:\t%d\n", i,
+			   !!rcu_access_pointer(srq->queues[i].notify_ev));
 		seq_printf(m, "queue%u_notified:\t%lld\n", i,
 			   atomic64_read(&srq->queues[i].notified));
 	}
@@ -466,6 +491,21 @@ static int nvx_srq_attach_ifindex(struct nvx_srq *srq, u32 ifindex)
 	return ret;
 }
 
+/* The rule of struct nvx_srq_create: known flags, fields set iff used. */
+static int nvx_srq_check_match(const struct nvx_srq_create *req)
+{
+	bool mac = req->match & NVX_SRQ_MATCH_MAC;
+	bool ip4 = req->match & NVX_SRQ_MATCH_IP4;
+
+	if (req->match & ~NVX_SRQ_MATCH_FLAGS || req->reserved)
+		return -EINVAL;
+	if (mac == is_zero_ether_addr(req->mac))
+		return -EINVAL;
+	if (ip4 == !req->ip4)
+		return -EINVAL;
+	return 0;
+}
+
 /* NVX_IOC_SRQ_CREATE: a new set and its fd (see struct nvx_srq_create) */
 static int nvx_srq_ioc_create(struct nvx_ucmd *ucmd)
 {
@@ -478,6 +518,9 @@ static int nvx_srq_ioc_create(struct nvx_ucmd *ucmd)
 		return -EINVAL;
 	if (!(req->flags & NVX_SRQ_RINGS_IN_GRANT) && req->ring_offset)
 		return -EINVAL;
+	ret = nvx_srq_check_match(req);
+	if (ret)
+		return ret;
 	ret = nvx_srq_check_params(&req->params);
 	if (ret)
 		return ret;
@@ -503,6 +546,9 @@ static int nvx_srq_ioc_create(struct nvx_ucmd *ucmd)
 	srq->owner = get_pid(task_tgid(current));
 	srq->owner_uid = current_euid();
 	srq->rings_in_grant = req->flags & NVX_SRQ_RINGS_IN_GRANT;
+	srq->match.flags = req->match;
+	srq->match.ip4 = req->ip4;
+	ether_addr_copy(srq->match.mac, req->mac);
 
 	srq->grant = nvx_grant_fget(req->grant_fd, &srq->grant_file);
 	if (IS_ERR(srq->grant)) {

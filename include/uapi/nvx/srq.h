@@ -62,6 +62,11 @@
 #define NVX_SRQ_RINGS_IN_GRANT	0x2U	/* the ring area in the grant */
 #define NVX_SRQ_CREATE_FLAGS	(NVX_SRQ_CLOEXEC | NVX_SRQ_RINGS_IN_GRANT)
 
+/* struct nvx_srq_create.match: which frames of the NIC the set takes */
+#define NVX_SRQ_MATCH_MAC	0x1U	/* destination MAC @mac */
+#define NVX_SRQ_MATCH_IP4	0x2U	/* IPv4 to @ip4, ARP asking for it */
+#define NVX_SRQ_MATCH_FLAGS	(NVX_SRQ_MATCH_MAC | NVX_SRQ_MATCH_IP4)
+
 /**
  * struct nvx_srq_params - the shape of an SRQ set
  * @flags: NVX_SRQ_PER_QUEUE: sharing off, @nr_bufs split evenly over
@@ -130,8 +135,8 @@ struct nvx_srq_layout {
  *	everything the instance reads and writes is in the grant (a user
  *	VM's memory: Documentation/nvx/srq.rst, "A set in a user VM").
  * @ifindex: in: the NIC, in the caller's network namespace; it must be
- *	an nvxsim device (-EOPNOTSUPP otherwise) with no set attached
- *	(-EBUSY).
+ *	a device a registered backend drives (-EOPNOTSUPP otherwise) with
+ *	no set of the same @match rule attached (-EBUSY).
  * @grant_fd: in: a grant (NVX_IOC_GRANT) that holds the buffers; the
  *	set keeps its own reference to it.
  * @fd: out: the set's file descriptor.
@@ -150,13 +155,27 @@ struct nvx_srq_layout {
  *	buffers (-EINVAL). The kernel zeroes the area. Without the flag it
  *	must be 0 (-EINVAL). Added in ABI 2.5; a caller built before it
  *	passes the shorter struct and reads as 0.
+ * @match: in: 0: the set takes every frame of the NIC that no other
+ *	set's rule takes (at most one such set per NIC, -EBUSY);
+ *	NVX_SRQ_MATCH_MAC: frames whose destination MAC is @mac;
+ *	NVX_SRQ_MATCH_IP4: IPv4 packets whose destination is @ip4, and ARP
+ *	packets whose target protocol address is @ip4; both: frames that
+ *	match both. Rules are tried oldest set first; a frame no rule and
+ *	no catch-all set takes goes to the NIC's own stack. A second set
+ *	with the same rule is -EBUSY. Backends other than nvxsim take only
+ *	0 (-EOPNOTSUPP). ABI 2.5.
+ * @ip4: in: with NVX_SRQ_MATCH_IP4 the address, network byte order, not
+ *	0 (-EINVAL); otherwise 0 (-EINVAL).
+ * @mac: in: with NVX_SRQ_MATCH_MAC the address, not all zeros
+ *	(-EINVAL); otherwise all zeros (-EINVAL).
+ * @reserved: in: must be 0.
  *
  * Needs CAP_NET_ADMIN in the NIC's network namespace (-EPERM).
  * The NIC: `ip link add NAME type nvxsim` creates the software NIC NAME
  * (at most 14 characters) and its peer NAMEp, an ordinary netdev; a
- * frame sent out of the peer arrives at NAME's receive queues while a
- * set is attached and NAME is up, and goes to the normal stack of NAME
- * otherwise. Frames the NIC sends (NVX_SRQ_IOC_TX, or the stack sending
+ * frame sent out of the peer arrives at the receive queues of the set
+ * whose rule (@match) takes it while NAME is up, and goes to the normal
+ * stack of NAME otherwise. Frames the NIC sends (NVX_SRQ_IOC_TX, or the stack sending
  * through NAME) arrive at the peer.
  *
  * Errors: -EINVAL (flags, params, not a grant, a clone), -EPERM (a
@@ -173,6 +192,10 @@ struct nvx_srq_create {
 	struct nvx_srq_params params;
 	struct nvx_srq_layout layout;
 	__u64 ring_offset;
+	__u32 match;
+	__be32 ip4;
+	__u8 mac[6];
+	__u16 reserved;
 };
 
 /**
@@ -316,6 +339,7 @@ struct nvx_srq_stats {
 
 /**
  * struct nvx_srq_query - NVX_IOC_SRQ_QUERY: the counters of the set on a NIC
+ *	(with several sets: its catch-all set, or else its oldest)
  * @flags: in: must be 0.
  * @ifindex: in: the NIC, in the caller's network namespace.
  * @stats: in: @stats.flags (must be 0) and @stats.queue, as for
@@ -371,7 +395,8 @@ struct nvx_srq_steer {
 };
 
 /**
- * struct nvx_srq_info - NVX_IOC_SRQ_INFO: the set attached to a NIC
+ * struct nvx_srq_info - NVX_IOC_SRQ_INFO: the set attached to a NIC (with
+ *	several, its catch-all set, or else its oldest; as for QUERY)
  * @flags: in: must be 0.
  * @ifindex: in: the NIC, in the caller's network namespace.
  * @params: out: the set's shape.
@@ -397,22 +422,32 @@ struct nvx_srq_info {
 #define NVX_IOC_SRQ_QUERY	_IOWR(NVX_IOC_MAGIC, 0x71, struct nvx_srq_query)
 #define NVX_IOC_SRQ_INFO	_IOWR(NVX_IOC_MAGIC, 0x72, struct nvx_srq_info)
 
+/* struct nvx_srq_notify.flags */
+#define NVX_SRQ_NOTIFY_EVENTFD	0x1U	/* @vector_fd is an eventfd */
+#define NVX_SRQ_NOTIFY_FLAGS	NVX_SRQ_NOTIFY_EVENTFD
+
 /**
- * struct nvx_srq_notify - NVX_SRQ_IOC_NOTIFY: a user interrupt per wake-up
- * @flags: in: must be 0.
+ * struct nvx_srq_notify - NVX_SRQ_IOC_NOTIFY: a wake-up per burst
+ * @flags: in: NVX_SRQ_NOTIFY_EVENTFD: @vector_fd is an eventfd, signalled
+ *	(its count + 1) instead of a user interrupt posted: a VMM binds it
+ *	to a guest interrupt with KVM_IRQFD, and a halted guest is woken
+ *	with no VMM on the way (ABI 2.5).
  * @queue: in: a queue of the set.
- * @vector_fd: in: a vector fd (NVX_IOC_UINTR_VECTOR_FD) of the caller, or
- *	-1 for none.
+ * @vector_fd: in: a vector fd (NVX_IOC_UINTR_VECTOR_FD) of the caller, an
+ *	eventfd with NVX_SRQ_NOTIFY_EVENTFD, or -1 for none.
  * @reserved: in: must be 0.
  *
- * With a vector set, the queue posts it when it writes a completion into
- * a completion ring the instance had emptied (its ``cons`` equal to the
- * ring's ``prod`` before the write): once per burst, not per frame.
- * Posts of a pending vector merge. The queue holds the vector until it
- * is replaced, the set goes, or a post fails because the vector fd was
- * closed or its thread's registration ended (then it drops it). Errors:
- * -EINVAL (flags, reserved, a queue out of range, an fd that is not a
- * vector fd), -EBADF, -EFAULT, -EOPNOTSUPP (no user interrupts).
+ * With a vector or an eventfd set, the queue posts or signals it when it
+ * writes a completion into a completion ring the instance had emptied
+ * (its ``cons`` equal to the ring's ``prod`` before the write): once per
+ * burst, not per frame. Posts of a pending vector merge; an eventfd
+ * counts. A queue has one or the other: setting one drops what was set.
+ * The queue holds a vector until it is replaced, the set goes, or a post
+ * fails because the vector fd was closed or its thread's registration
+ * ended (then it drops it); an eventfd until it is replaced or the set
+ * goes. Errors: -EINVAL (flags, reserved, a queue out of range, an fd
+ * that is not a vector fd, or not an eventfd), -EBADF, -EFAULT,
+ * -EOPNOTSUPP (a vector without user interrupts).
  */
 struct nvx_srq_notify {
 	__u32 flags;

@@ -45,9 +45,23 @@ enum nvx_srq_step {
 };
 
 uint64_t nvx_srq_buf_bytes(const struct nvx_srq_params *p);
+/*
+ * Which of the NIC's frames a set takes (struct nvx_srq_create): match
+ * NVX_SRQ_MATCH_*, 0 for every frame no other set's rule takes.
+ */
+struct nvx_srq_rule {
+	uint32_t match;
+	uint32_t ip4;		/* network byte order */
+	uint8_t mac[6];
+};
+
 int nvx_srq_open(int nvx_fd, struct nvx_srq_set *s, uint32_t ifindex,
 		 uint32_t node, const struct nvx_srq_params *p, bool map,
 		 enum nvx_srq_step *step);
+int nvx_srq_open_rule(int nvx_fd, struct nvx_srq_set *s, uint32_t ifindex,
+		      uint32_t node, const struct nvx_srq_params *p,
+		      const struct nvx_srq_rule *rule, bool map,
+		      enum nvx_srq_step *step);
 void nvx_srq_close(struct nvx_srq_set *s);
 int nvx_srq_stats_get(const struct nvx_srq_set *s, uint32_t queue,
 		      struct nvx_srq_stats *st);

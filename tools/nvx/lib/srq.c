@@ -84,6 +84,28 @@ int nvx_srq_open(int nvx_fd, struct nvx_srq_set *s, uint32_t ifindex,
 		 uint32_t node, const struct nvx_srq_params *p, bool map,
 		 enum nvx_srq_step *step)
 {
+	return nvx_srq_open_rule(nvx_fd, s, ifindex, node, p, NULL, map, step);
+}
+
+/**
+ * nvx_srq_open_rule() - nvx_srq_open() for a set with a steering rule
+ * @nvx_fd: /dev/nvx.
+ * @s: the set to fill.
+ * @ifindex: the NIC.
+ * @node: the NUMA node of the buffers' grant, or NVX_NODE_ANY.
+ * @p: the set's shape.
+ * @rule: which frames of the NIC it takes; NULL: every frame no other
+ *	set's rule takes.
+ * @map: map the ring area and the buffers.
+ * @step: what failed.
+ *
+ * Return: as nvx_srq_open().
+ */
+int nvx_srq_open_rule(int nvx_fd, struct nvx_srq_set *s, uint32_t ifindex,
+		      uint32_t node, const struct nvx_srq_params *p,
+		      const struct nvx_srq_rule *rule, bool map,
+		      enum nvx_srq_step *step)
+{
 	struct nvx_srq_create c = {
 		.flags = NVX_SRQ_CLOEXEC,
 		.ifindex = ifindex,
@@ -110,6 +132,11 @@ int nvx_srq_open(int nvx_fd, struct nvx_srq_set *s, uint32_t ifindex,
 		s->granted = (s->grant_bytes + piece - 1) / piece * piece;
 	*step = NVX_SRQ_STEP_CREATE;
 	c.grant_fd = gfd;
+	if (rule) {
+		c.match = rule->match;
+		c.ip4 = rule->ip4;
+		memcpy(c.mac, rule->mac, sizeof(c.mac));
+	}
 	err = ioctl(nvx_fd, NVX_IOC_SRQ_CREATE, &c) ? -errno : 0;
 	close(gfd);
 	if (err)
@@ -185,7 +212,7 @@ static const struct nvx_errno_why nvx_srq_why[] = {
 	{ NVX_IOC_SRQ_CREATE, EPERM,
 	  "needs CAP_NET_ADMIN in the NIC's network namespace" },
 	{ NVX_IOC_SRQ_CREATE, EBUSY,
-	  "a set is attached to this NIC already (nvxtool srq show tells whose)",
+	  "a set with the same rule, or without a rule, is attached to this NIC already (nvxtool srq show tells whose)",
 	},
 	{ NVX_IOC_SRQ_CREATE, ENOSPC, "the buffers do not fit in the grant" },
 	{ NVX_IOC_SRQ_CREATE, EINVAL,

@@ -11,9 +11,12 @@
  * zeroes the ring area at creation; every misplaced ring area is refused
  * with its errno and leaves the NIC and the pool as they were; lies the
  * instance writes into the rings are counted and hurt nothing else; the
- * set outlives the grant's fd and mapping.
+ * set outlives the grant's fd and mapping; a queue signals an eventfd
+ * (what a VMM hands KVM as an irqfd) once per burst.
  */
 #include "srq_fixture.h"
+
+#include <sys/eventfd.h>
 
 #define BUFS		16
 #define RING_OFF	(CHUNK / 2)
@@ -278,6 +281,120 @@ SRQ_TEST(set_outlives_grant_mapping)
 	/* frame 0 at buffer 0 stride 0 (the set posts its buffers in order) */
 	EXPECT_EQ(TAG_MAGIC, *(const uint32_t *)(b + TAG_OFF));
 	munmap((void *)b, s->c.layout.buf_bytes);
+}
+
+/* NVX_SRQ_IOC_NOTIFY on queue @q with an eventfd (or -1): 0 or -errno. */
+static int notify_eventfd(const struct srq *s, uint32_t q, int efd,
+			  uint32_t flags)
+{
+	struct nvx_srq_notify n = {
+		.flags = flags, .queue = q, .vector_fd = efd,
+	};
+
+	return nvx_ioctl(s->fd, NVX_SRQ_IOC_NOTIFY, &n);
+}
+
+/* The eventfd's count, read (and so reset); 0 when it was 0. */
+static uint64_t efd_take(int efd)
+{
+	uint64_t v = 0;
+
+	if (read(efd, &v, sizeof(v)) != sizeof(v))
+		return 0;
+	return v;
+}
+
+/*
+ * NVX_SRQ_NOTIFY_EVENTFD, what a VMM binds to a guest interrupt
+ * (KVM_IRQFD): the eventfd counts one per burst, i.e. per completion
+ * that lands in a ring the instance (here, through the grant) had
+ * emptied; set while completions wait, it is signalled at once;
+ * cleared, it is not signalled; replaced by another, only the new one.
+ */
+SRQ_TEST(eventfd_once_per_burst)
+{
+	struct srq *s = &self->s;
+	int efd, efd2, i;
+
+	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	efd2 = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ASSERT_LE(0, efd);
+	ASSERT_LE(0, efd2);
+	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
+				       CHUNK, 0, RING_OFF, -1));
+	ASSERT_EQ(0, srq_steer_all(s, 0));
+	ASSERT_EQ(0, notify_eventfd(s, 0, efd, NVX_SRQ_NOTIFY_EVENTFD));
+	EXPECT_EQ(1, fdinfo_num(s->fd, "queue0_notify_eventfd"));
+	EXPECT_EQ(0, fdinfo_num(s->fd, "queue0_notify"));
+	EXPECT_EQ(0u, efd_take(efd));
+
+	for (i = 0; i < 3; i++) {
+		/* a burst of five into an empty ring: one signal */
+		ASSERT_EQ(0, send_frames(&self->nic, 5, 128, SPORT));
+		ASSERT_EQ(5u, cq_wait(s, 0, 5));
+		EXPECT_EQ(1u, efd_take(efd)) TH_LOG("burst %d", i);
+		/* nothing more until the ring is emptied */
+		ASSERT_EQ(0, send_frame(&self->nic, 128, SPORT, 5));
+		EXPECT_EQ(0u, efd_take(efd));
+		cq_set_cons(s, 0, cq_prod(s, 0));
+	}
+	EXPECT_EQ(3, fdinfo_num(s->fd, "queue0_notified"));
+
+	/* replaced while a completion waits: the new one, at once */
+	ASSERT_EQ(0, send_frame(&self->nic, 128, SPORT, 0));
+	EXPECT_EQ(1u, efd_take(efd));
+	ASSERT_EQ(0, notify_eventfd(s, 0, efd2, NVX_SRQ_NOTIFY_EVENTFD));
+	EXPECT_EQ(1u, efd_take(efd2));
+	cq_set_cons(s, 0, cq_prod(s, 0));
+	ASSERT_EQ(0, send_frame(&self->nic, 128, SPORT, 1));
+	EXPECT_EQ(0u, efd_take(efd));
+	EXPECT_EQ(1u, efd_take(efd2));
+
+	/* cleared: nothing */
+	cq_set_cons(s, 0, cq_prod(s, 0));
+	ASSERT_EQ(0, notify_eventfd(s, 0, -1, NVX_SRQ_NOTIFY_EVENTFD));
+	EXPECT_EQ(0, fdinfo_num(s->fd, "queue0_notify_eventfd"));
+	ASSERT_EQ(0, send_frame(&self->nic, 128, SPORT, 2));
+	EXPECT_EQ(0u, efd_take(efd2));
+
+	/* set again, and the eventfd's own fd closed: the set holds it */
+	ASSERT_EQ(0, notify_eventfd(s, 0, efd, NVX_SRQ_NOTIFY_EVENTFD));
+	EXPECT_EQ(1u, efd_take(efd));
+	close(efd);
+	close(efd2);
+	cq_set_cons(s, 0, cq_prod(s, 0));
+	ASSERT_EQ(0, send_frame(&self->nic, 128, SPORT, 3));
+	EXPECT_EQ(1, fdinfo_num(s->fd, "queue0_notify_eventfd"));
+	/* the set goes with it held: the debug kernel checks for a leak */
+}
+
+/* Bad NOTIFY arguments with eventfds: EINVAL, EBADF; nothing set. */
+SRQ_TEST(eventfd_bad_input)
+{
+	struct srq *s = &self->s;
+	int efd, closed;
+
+	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ASSERT_LE(0, efd);
+	closed = eventfd(0, EFD_CLOEXEC);
+	ASSERT_LE(0, closed);
+	close(closed);
+	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
+				       CHUNK, 0, RING_OFF, -1));
+	/* unknown flag, queue out of range, fd below -1 */
+	EXPECT_EQ(-EINVAL, notify_eventfd(s, 0, efd, 0x2));
+	EXPECT_EQ(-EINVAL, notify_eventfd(s, 2, efd, NVX_SRQ_NOTIFY_EVENTFD));
+	EXPECT_EQ(-EINVAL, notify_eventfd(s, 0, -2, NVX_SRQ_NOTIFY_EVENTFD));
+	/* not an eventfd: /dev/nvx, the set itself */
+	EXPECT_EQ(-EINVAL, notify_eventfd(s, 0, self->fd,
+					  NVX_SRQ_NOTIFY_EVENTFD));
+	EXPECT_EQ(-EINVAL, notify_eventfd(s, 0, s->fd,
+					  NVX_SRQ_NOTIFY_EVENTFD));
+	EXPECT_EQ(-EBADF, notify_eventfd(s, 0, closed,
+					 NVX_SRQ_NOTIFY_EVENTFD));
+	EXPECT_EQ(0, fdinfo_num(s->fd, "queue0_notify_eventfd"));
+	EXPECT_EQ(0, fdinfo_num(s->fd, "queue1_notify_eventfd"));
+	close(efd);
 }
 
 TEST_HARNESS_MAIN

@@ -54,6 +54,7 @@
 #define DPORT		9000
 #define POISON_BYTE	0x6b
 #define ETH_P_LOCAL	0x88b5		/* IEEE local experimental */
+#define ARP_FRAME	60		/* send_arp()'s frames */
 
 /* How long a test waits for something that should have happened at once. */
 #define WAIT_MS		2000
@@ -142,6 +143,9 @@ int nic_create(struct nic *n);
 void put16(unsigned char *p, uint16_t v);
 int send_frame(const struct nic *n, unsigned int len, uint16_t sport,
 	       uint32_t seq);
+int send_frame_to(const struct nic *n, const unsigned char *dmac,
+		  uint32_t dip, unsigned int len, uint16_t sport, uint32_t seq);
+int send_arp(const struct nic *n, uint32_t tip);
 int send_frames(const struct nic *n, uint32_t count, unsigned int len,
 		uint16_t sport);
 void *releaser_thread(void *arg);
@@ -149,6 +153,9 @@ void srq_init(struct srq *s);
 void srq_close(struct srq *s);
 int srq_open(int dev, struct srq *s, int ifindex,
 	     const struct nvx_srq_params *p, uint32_t flags);
+int srq_open_rule(int dev, struct srq *s, int ifindex,
+		  const struct nvx_srq_params *p, uint32_t flags,
+		  uint32_t match, const unsigned char *mac, uint32_t ip4);
 uint64_t srq_ring_bytes(const struct nvx_srq_params *p);
 int srq_open_in_grant(int dev, struct srq *s, int ifindex,
 		      const struct nvx_srq_params *p, uint64_t grant_bytes,

@@ -226,6 +226,60 @@ int send_frame(const struct nic *n, unsigned int len, uint16_t sport,
 }
 
 /**
+ * send_frame_to() - Send the test frame (@len, @sport, @seq) to other addresses
+ * @n: the NIC pair
+ * @dmac: its destination MAC, or NULL for NAME's
+ * @dip: its destination IPv4 address (host order), or 0 for 10.0.0.2
+ * @len: the frame's length
+ * @sport: its UDP source port (its flow)
+ * @seq: its sequence number
+ *
+ * Return: 0 or -errno.
+ */
+int send_frame_to(const struct nic *n, const unsigned char *dmac,
+		  uint32_t dip, unsigned int len, uint16_t sport, uint32_t seq)
+{
+	unsigned char f[MAX_FRAME], *ip = f + ETH_HDR;
+
+	build_frame(n, f, len, sport, seq);
+	if (dmac)
+		memcpy(f, dmac, ETH_ALEN);
+	if (dip) {
+		put32(ip + 16, dip);
+		put16(ip + 10, 0);
+		put16(ip + 10, ip_csum(ip, IP_HDR));
+	}
+	return send_raw(n, f, len);
+}
+
+/**
+ * send_arp() - Send a broadcast ARP request for @tip into NAME
+ * @n: the NIC pair
+ * @tip: the address asked for (host order)
+ *
+ * From the peer (10.0.0.1), 60 bytes (the Ethernet minimum).
+ *
+ * Return: 0 or -errno.
+ */
+int send_arp(const struct nic *n, uint32_t tip)
+{
+	unsigned char f[ARP_FRAME] = { 0 };
+
+	memset(f, 0xff, ETH_ALEN);
+	memcpy(f + ETH_ALEN, n->peer_mac, ETH_ALEN);
+	put16(f + 12, ETH_P_ARP);
+	put16(f + 14, 1);		/* Ethernet */
+	put16(f + 16, ETH_P_IP);
+	f[18] = ETH_ALEN;
+	f[19] = 4;
+	put16(f + 20, 1);		/* request */
+	memcpy(f + 22, n->peer_mac, ETH_ALEN);
+	put32(f + 28, 0x0a000001);
+	put32(f + 38, tip);
+	return send_raw(n, f, sizeof(f));
+}
+
+/**
  * send_frames() - Send @count test frames of @len bytes, seq 0 and up
  * @n: the NIC pair
  * @count: how many
@@ -323,6 +377,26 @@ static int srq_map(struct srq *s)
 int srq_open(int dev, struct srq *s, int ifindex,
 	     const struct nvx_srq_params *p, uint32_t flags)
 {
+	return srq_open_rule(dev, s, ifindex, p, flags, 0, NULL, 0);
+}
+
+/**
+ * srq_open_rule() - srq_open() for a set with a steering rule
+ * @dev: an open /dev/nvx
+ * @s: the set to open and map
+ * @ifindex: the NIC's ifindex
+ * @p: the set's parameters (0s for the defaults)
+ * @flags: NVX_SRQ_* creation flags
+ * @match: NVX_SRQ_MATCH_* (0: the NIC's catch-all set)
+ * @mac: the destination MAC of NVX_SRQ_MATCH_MAC, or NULL
+ * @ip4: the destination of NVX_SRQ_MATCH_IP4 (host order), or 0
+ *
+ * Return: 0 or -errno.
+ */
+int srq_open_rule(int dev, struct srq *s, int ifindex,
+		  const struct nvx_srq_params *p, uint32_t flags,
+		  uint32_t match, const unsigned char *mac, uint32_t ip4)
+{
 	uint64_t bytes;
 	int g, ret;
 
@@ -330,6 +404,10 @@ int srq_open(int dev, struct srq *s, int ifindex,
 	s->c.flags = flags;
 	s->c.ifindex = ifindex;
 	s->c.params = *p;
+	s->c.match = match;
+	s->c.ip4 = htonl(ip4);
+	if (mac)
+		memcpy(s->c.mac, mac, ETH_ALEN);
 	bytes = (uint64_t)(p->nr_bufs ?: NVX_SRQ_DEF_NR_BUFS) *
 		(p->buf_size ?: NVX_SRQ_DEF_BUF_SIZE);
 	g = srq_grant(dev, bytes);
