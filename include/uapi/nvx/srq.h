@@ -152,9 +152,10 @@ struct nvx_srq_layout {
  *	area in the grant: page aligned, the area (layout.ring_bytes) inside
  *	the grant (-ENOSPC), inside one physically contiguous unit of it (a
  *	whole piece, or one block: NVX_GRANT_BLOCKS) and not overlapping the
- *	buffers (-EINVAL). The kernel zeroes the area. Without the flag it
- *	must be 0 (-EINVAL). Added in ABI 2.5; a caller built before it
- *	passes the shorter struct and reads as 0.
+ *	buffers (-EINVAL). The kernel zeroes the area before it attaches
+ *	the set (a create that fails then leaves it zeroed). Without the
+ *	flag it must be 0 (-EINVAL). Added in ABI 2.5; a caller built
+ *	before it passes the shorter struct and reads as 0.
  * @match: in: 0: the set takes every frame of the NIC that no other
  *	set's rule takes (at most one such set per NIC, -EBUSY);
  *	NVX_SRQ_MATCH_MAC: frames whose destination MAC is @mac;

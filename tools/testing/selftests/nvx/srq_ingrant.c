@@ -74,7 +74,7 @@ SRQ_TEST(frames_and_releases_in_the_grant)
 	int i;
 
 	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
-				       CHUNK, 0, RING_OFF, -1));
+				       CHUNK, 0, RING_OFF, -1, 0));
 	EXPECT_EQ(srq_ring_bytes(&small), s->c.layout.ring_bytes);
 	EXPECT_EQ(0u, s->c.layout.cq_offset);
 	EXPECT_EQ((long long)RING_OFF, fdinfo_num(s->fd, "rings_in_grant"));
@@ -117,7 +117,7 @@ SRQ_TEST(ring_area_zeroed)
 
 	/* the place written with 0xff before the create */
 	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
-				       CHUNK, 0, RING_OFF, 0xff));
+				       CHUNK, 0, RING_OFF, 0xff, 0));
 	/* the kernel zeroed the whole area */
 	for (i = 0; i < rb; i++)
 		if (s->ring[i])
@@ -188,7 +188,7 @@ SRQ_TEST(misplaced_ring_area_refused)
 
 	/* the set's fd maps no ring area; its buffers still map read-only */
 	ASSERT_EQ(0, srq_open_in_grant(dev, s, ifi, &small, CHUNK, 0,
-				       RING_OFF, -1));
+				       RING_OFF, -1, 0));
 	m = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
 	EXPECT_EQ(MAP_FAILED, m);
 	EXPECT_EQ(ENODEV, errno);
@@ -201,6 +201,35 @@ SRQ_TEST(misplaced_ring_area_refused)
 	/* the set fd's buffers are the grant's pages */
 	EXPECT_EQ(0, memcmp(m, s->bufs, s->c.layout.buf_bytes));
 	munmap(m, s->c.layout.buf_bytes);
+}
+
+/*
+ * A guest whose memory is made of 64 KiB blocks (NVX_GRANT_BLOCKS, the
+ * small grants of small VMs): 16 KiB buffers and small rings fit in
+ * blocks and work; a ring area across two blocks is refused.
+ */
+SRQ_TEST(rings_in_a_block_grant)
+{
+	const uint64_t block = 64 << 10, gbytes = 8 * block;
+	uint64_t rb = srq_ring_bytes(&small);
+	struct srq *s = &self->s, t;
+	struct nvx_srq_cqe e;
+
+	ASSERT_GE(block, rb);
+	/* buffers in blocks 0-3, the rings ending past block 4's end */
+	EXPECT_EQ(-EINVAL, srq_open_in_grant(self->fd, &t, self->nic.ifindex,
+					     &small, gbytes, 0,
+					     5 * block - PAGE, -1,
+					     NVX_GRANT_BLOCKS));
+	EXPECT_EQ(0, wait_detached(self->fd, self->nic.ifindex));
+	/* in block 4: a frame lands, read through the grant */
+	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
+				       gbytes, 0, 4 * block, 0xff,
+				       NVX_GRANT_BLOCKS));
+	ASSERT_EQ(0, srq_steer_all(s, 0));
+	ASSERT_EQ(0, send_frame(&self->nic, 1500, SPORT, 0));
+	ASSERT_EQ(0, cq_next(s, 0, &e));
+	expect_frame(_metadata, &self->nic, s, &e, 1500, SPORT, 0);
 }
 
 /*
@@ -219,7 +248,7 @@ SRQ_TEST(lying_instance_counted)
 	uint32_t other;
 
 	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
-				       CHUNK, 0, RING_OFF, -1));
+				       CHUNK, 0, RING_OFF, -1, 0));
 	ASSERT_EQ(0, srq_steer_all(s, 0));
 
 	/* cons far ahead: the ring reads full, the frame is dropped */
@@ -267,7 +296,7 @@ SRQ_TEST(set_outlives_grant_mapping)
 	const unsigned char *b;
 
 	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
-				       CHUNK, 0, RING_OFF, -1));
+				       CHUNK, 0, RING_OFF, -1, 0));
 	munmap(s->grant, s->grant_bytes);
 	s->grant = MAP_FAILED;
 	s->ring = MAP_FAILED;
@@ -321,7 +350,7 @@ SRQ_TEST(eventfd_once_per_burst)
 	ASSERT_LE(0, efd);
 	ASSERT_LE(0, efd2);
 	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
-				       CHUNK, 0, RING_OFF, -1));
+				       CHUNK, 0, RING_OFF, -1, 0));
 	ASSERT_EQ(0, srq_steer_all(s, 0));
 	ASSERT_EQ(0, notify_eventfd(s, 0, efd, NVX_SRQ_NOTIFY_EVENTFD));
 	EXPECT_EQ(1, fdinfo_num(s->fd, "queue0_notify_eventfd"));
@@ -380,7 +409,7 @@ SRQ_TEST(eventfd_bad_input)
 	ASSERT_LE(0, closed);
 	close(closed);
 	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
-				       CHUNK, 0, RING_OFF, -1));
+				       CHUNK, 0, RING_OFF, -1, 0));
 	/* unknown flag, queue out of range, fd below -1 */
 	EXPECT_EQ(-EINVAL, notify_eventfd(s, 0, efd, 0x2));
 	EXPECT_EQ(-EINVAL, notify_eventfd(s, 2, efd, NVX_SRQ_NOTIFY_EVENTFD));

@@ -278,8 +278,9 @@ SRQ_TEST(bad_rules_refused)
 					 NVX_SRQ_MATCH_IP4, NULL, 0));
 	EXPECT_EQ(-EINVAL, srq_open_rule(dev, &t, ifi, &one, 0, 0, NULL,
 					 IP_A));
+	/* a good MAC rule, and an address without its bit */
 	EXPECT_EQ(-EINVAL, srq_open_rule(dev, &t, ifi, &one, 0,
-					 NVX_SRQ_MATCH_MAC, NULL, IP_A));
+					 NVX_SRQ_MATCH_MAC, mac_m, IP_A));
 	/* reserved */
 	srq_init(&t);
 	t.c.ifindex = ifi;

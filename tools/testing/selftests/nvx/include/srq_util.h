@@ -136,6 +136,7 @@ struct releaser {
 };
 
 int srq_grant(int fd, uint64_t bytes);
+int srq_grant_flags(int fd, uint64_t bytes, uint32_t flags);
 int __attribute__((format(printf, 1, 2))) sh(const char *fmt, ...);
 void nic_destroy(struct nic *n);
 int nic_create_as(struct nic *n, const char *prefix, bool leftover);
@@ -159,7 +160,8 @@ int srq_open_rule(int dev, struct srq *s, int ifindex,
 uint64_t srq_ring_bytes(const struct nvx_srq_params *p);
 int srq_open_in_grant(int dev, struct srq *s, int ifindex,
 		      const struct nvx_srq_params *p, uint64_t grant_bytes,
-		      uint64_t buf_off, uint64_t ring_off, int fill);
+		      uint64_t buf_off, uint64_t ring_off, int fill,
+		      uint32_t grant_flags);
 struct nvx_srq_ring *cq_hdr(const struct srq *s, uint32_t q);
 struct nvx_srq_ring *rel_hdr(const struct srq *s, uint32_t r);
 uint32_t cq_prod(const struct srq *s, uint32_t q);

@@ -13,8 +13,21 @@
  */
 int srq_grant(int fd, uint64_t bytes)
 {
+	return srq_grant_flags(fd, bytes, 0);
+}
+
+/**
+ * srq_grant_flags() - srq_grant() with more NVX_GRANT_* flags
+ * @fd: an open /dev/nvx
+ * @bytes: the grant's size
+ * @flags: NVX_GRANT_* flags besides CLOEXEC (NVX_GRANT_BLOCKS)
+ *
+ * Return: the grant's fd, or -errno.
+ */
+int srq_grant_flags(int fd, uint64_t bytes, uint32_t flags)
+{
 	struct nvx_grant_create g = {
-		.flags = NVX_GRANT_CLOEXEC,
+		.flags = NVX_GRANT_CLOEXEC | flags,
 		.node = NVX_NODE_ANY,
 		.bytes = bytes,
 	};
@@ -458,6 +471,7 @@ uint64_t srq_ring_bytes(const struct nvx_srq_params *p)
  * @ring_off: ring_offset: the ring area
  * @fill: a byte written over the ring area's place before the create, or
  *	-1 for none
+ * @grant_flags: NVX_GRANT_* flags of the grant (NVX_GRANT_BLOCKS)
  *
  * The grant is mapped read-write, as a user VM has its memory, before
  * the set is made on it (NVX_SRQ_RINGS_IN_GRANT); @s->ring and @s->bufs
@@ -465,12 +479,13 @@ uint64_t srq_ring_bytes(const struct nvx_srq_params *p)
  */
 int srq_open_in_grant(int dev, struct srq *s, int ifindex,
 		      const struct nvx_srq_params *p, uint64_t grant_bytes,
-		      uint64_t buf_off, uint64_t ring_off, int fill)
+		      uint64_t buf_off, uint64_t ring_off, int fill,
+		      uint32_t grant_flags)
 {
 	int g, ret;
 
 	srq_init(s);
-	g = srq_grant(dev, grant_bytes);
+	g = srq_grant_flags(dev, grant_bytes, grant_flags);
 	if (g < 0)
 		return g;
 	s->grant = mmap(NULL, grant_bytes, PROT_READ | PROT_WRITE,
