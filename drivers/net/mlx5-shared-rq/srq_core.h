@@ -20,6 +20,8 @@
 
 #include "srq.h"
 
+struct seq_file;
+
 enum nvx_srq_buf_state {
 	NVX_SRQ_BUF_POSTED,
 	NVX_SRQ_BUF_FILLING,
@@ -150,6 +152,13 @@ struct nvx_srq_relring {
  * @release_garbage: release entries (and bad ring indexes) ignored.
  * @tx_packets: frames sent.
  * @tx_bytes: their bytes.
+ * @tx_lock: the TX ring (NVX_SRQ_IOC_TX_RING, NVX_SRQ_IOC_TX_KICK) and
+ *	the @tx_* fields below.
+ * @tx_offset: byte offset of the TX ring in the grant.
+ * @tx_entries: its descriptors; 0 when the set has no TX ring.
+ * @tx_cons: the kernel's consumer index.
+ * @tx_stopped: 0, or why the ring stopped (enum nvx_srq_tx_stop).
+ * @tx_bad: descriptors and indexes that stopped the ring.
  */
 struct nvx_srq {
 	struct nvx_srq_params p;
@@ -188,6 +197,12 @@ struct nvx_srq {
 	atomic64_t release_garbage;
 	atomic64_t tx_packets;
 	atomic64_t tx_bytes;
+	struct mutex tx_lock;	/* see above */
+	u64 tx_offset;
+	u32 tx_entries;
+	u32 tx_cons;
+	u32 tx_stopped;
+	u64 tx_bad;
 };
 
 #define NVX_SRQ_RING_HDR	sizeof(struct nvx_srq_ring)
@@ -230,5 +245,9 @@ int nvx_srq_fill_stats(struct nvx_srq *srq, struct nvx_srq_stats *st);
 int nvx_srq_file_init(void);
 void nvx_srq_file_exit(void);
 void nvx_srq_notify_post(struct nvx_srq_queue *q);
+int nvx_srq_ioc_tx(struct nvx_ucmd *ucmd);
+int nvx_srq_ioc_tx_ring(struct nvx_ucmd *ucmd);
+int nvx_srq_ioc_tx_kick(struct nvx_ucmd *ucmd);
+void nvx_srq_tx_show_fdinfo(struct seq_file *m, struct nvx_srq *srq);
 
 #endif /* _NVX_SRQ_CORE_H */

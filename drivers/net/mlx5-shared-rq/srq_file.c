@@ -58,6 +58,7 @@ static void nvx_srq_free(struct nvx_srq *srq)
 			eventfd_ctx_put(ev);
 	}
 	mutex_destroy(&srq->refill_mutex);
+	mutex_destroy(&srq->tx_lock);
 	if (srq->grant_file)
 		nvx_grant_put(srq->grant, srq->grant_file);
 	put_pid(srq->owner);
@@ -137,51 +138,6 @@ static int nvx_srq_ioc_release(struct nvx_ucmd *ucmd)
 static int nvx_srq_ioc_stats(struct nvx_ucmd *ucmd)
 {
 	return nvx_srq_fill_stats(ucmd->file->private_data, ucmd->arg);
-}
-
-static int nvx_srq_ioc_tx(struct nvx_ucmd *ucmd)
-{
-	struct nvx_srq *srq = ucmd->file->private_data;
-	struct nvx_srq_tx *tx = ucmd->arg;
-	struct net_device *dev;
-	struct sk_buff *skb;
-	int ret;
-
-	if (tx->flags)
-		return -EINVAL;
-	if (tx->len < ETH_HLEN || tx->len > ETH_HLEN + ETH_MAX_MTU)
-		return -EMSGSIZE;
-	skb = alloc_skb(NET_IP_ALIGN + tx->len, GFP_KERNEL_ACCOUNT);
-	if (!skb)
-		return -ENOMEM;
-	skb_reserve(skb, NET_IP_ALIGN);
-	if (copy_from_user(skb_put(skb, tx->len), u64_to_user_ptr(tx->addr),
-			   tx->len)) {
-		kfree_skb(skb);
-		return -EFAULT;
-	}
-
-	rcu_read_lock();
-	dev = rcu_dereference(srq->dev);
-	if (!dev) {
-		ret = -ENXIO;
-	} else if (tx->len > dev->mtu + ETH_HLEN) {
-		ret = -EMSGSIZE;
-	} else {
-		/* as from a qdisc: the receive side of the wire runs with BH off */
-		local_bh_disable();
-		ret = srq->backend->xmit(srq, dev, skb);
-		local_bh_enable();
-		skb = NULL;
-	}
-	rcu_read_unlock();
-	if (skb)
-		kfree_skb(skb);
-	if (ret)
-		return ret;
-	atomic64_inc(&srq->tx_packets);
-	atomic64_add(tx->len, &srq->tx_bytes);
-	return 0;
 }
 
 static int nvx_srq_ioc_steer(struct nvx_ucmd *ucmd)
@@ -278,6 +234,10 @@ static const struct nvx_ioctl_op nvx_srq_set_ops[] = {
 		     nvx_srq_ioc_steer, struct nvx_srq_steer, table, 0),
 	NVX_IOCTL_OP(NVX_IOC_SRQ_SET_BASE, NVX_SRQ_IOC_NOTIFY,
 		     nvx_srq_ioc_notify, struct nvx_srq_notify, reserved, 0),
+	NVX_IOCTL_OP(NVX_IOC_SRQ_SET_BASE, NVX_SRQ_IOC_TX_RING,
+		     nvx_srq_ioc_tx_ring, struct nvx_srq_tx_ring, offset, 0),
+	NVX_IOCTL_OP(NVX_IOC_SRQ_SET_BASE, NVX_SRQ_IOC_TX_KICK,
+		     nvx_srq_ioc_tx_kick, struct nvx_srq_tx_kick, bad, 0),
 };
 
 /* /proc/PID/fdinfo/N of a set: its NIC, shape and counters. */
@@ -317,6 +277,7 @@ static void nvx_srq_show_fdinfo(struct seq_file *m, struct file *file)
 		seq_printf(m, "queue%u_notified:\t%lld\n", i,
 			   atomic64_read(&srq->queues[i].notified));
 	}
+	nvx_srq_tx_show_fdinfo(m, srq);
 }
 
 DEFINE_NVX_FOPS(nvx_srq_set, NVX_IOC_SRQ_SET_BASE, nvx_srq_set_ops,
@@ -533,6 +494,7 @@ static int nvx_srq_ioc_create(struct nvx_ucmd *ucmd)
 	spin_lock_init(&srq->lock);
 	spin_lock_init(&srq->refill_lock);
 	mutex_init(&srq->refill_mutex);
+	mutex_init(&srq->tx_lock);
 	INIT_WORK(&srq->refill_work, nvx_srq_refill_workfn);
 	srq->next_refill = jiffies;
 	srq->p = req->params;

@@ -44,7 +44,7 @@
 
 /* The ABI version. The major number changes only on a break. */
 #define NVX_ABI_MAJOR		2
-#define NVX_ABI_MINOR		5
+#define NVX_ABI_MINOR		6
 
 /**
  * struct nvx_version - NVX_IOC_VERSION argument

@@ -457,11 +457,105 @@ struct nvx_srq_notify {
 	__u32 reserved;
 };
 
+/* struct nvx_srq_tx_ring.entries: at most this many */
+#define NVX_SRQ_TX_MAX_ENTRIES	4096
+
+/**
+ * struct nvx_srq_tx_hdr - the head of a TX ring in a grant (ABI 2.6)
+ * @prod: written by the instance: descriptors posted, free-running.
+ * @pad0: padding: @prod and @cons on cache lines of their own.
+ * @cons: written by the kernel: descriptors taken, free-running.
+ * @stopped: written by the kernel: 0, or why the ring stopped (enum
+ *	nvx_srq_tx_stop).
+ * @pad1: padding.
+ *
+ * The ring (NVX_SRQ_IOC_TX_RING) is this header, then its descriptors.
+ */
+struct nvx_srq_tx_hdr {
+	__u32 prod;
+	__u32 pad0[15];
+	__u32 cons;
+	__u32 stopped;
+	__u32 pad1[14];
+};
+
+/**
+ * struct nvx_srq_txd - one descriptor of a TX ring
+ * @addr: byte offset of the frame in the set's grant (any of its bytes:
+ *	an RX buffer the instance holds, for an echo in place, too).
+ * @len: the frame's bytes, with its Ethernet header: ETH_HLEN (14) to
+ *	ETH_HLEN + the NIC's MTU.
+ * @flags: must be 0.
+ */
+struct nvx_srq_txd {
+	__u64 addr;
+	__u32 len;
+	__u32 flags;
+};
+
+/* Why a TX ring stopped: struct nvx_srq_tx_hdr.stopped */
+enum nvx_srq_tx_stop {
+	NVX_SRQ_TX_STOP_INDEX = 1,	/* prod more than entries past cons */
+	NVX_SRQ_TX_STOP_FLAGS = 2,	/* a descriptor's unknown flags */
+	NVX_SRQ_TX_STOP_LEN = 3,	/* a length out of range, or the MTU's */
+	NVX_SRQ_TX_STOP_ADDR = 4,	/* a frame not inside the grant */
+};
+
+/**
+ * struct nvx_srq_tx_ring - NVX_SRQ_IOC_TX_RING: a TX ring in the grant
+ * @flags: in: must be 0.
+ * @entries: in: descriptors, a power of two up to
+ *	NVX_SRQ_TX_MAX_ENTRIES; 0 (with @offset 0) removes the ring.
+ * @offset: in: byte offset of the ring in the set's grant: page aligned,
+ *	its header and @entries descriptors inside the grant and off the
+ *	buffers and the ring area.
+ *
+ * For a set made with NVX_SRQ_RINGS_IN_GRANT, whose instance (a user
+ * VM) posts frames to send in its own memory: it writes descriptors and
+ * moves @prod; NVX_SRQ_IOC_TX_KICK sends them. The kernel zeroes the
+ * ring when it sets it up (again), which restarts a stopped ring.
+ * Errors: -EINVAL (flags, entries, alignment, an overlap, a set without
+ * NVX_SRQ_RINGS_IN_GRANT), -ENOSPC (not inside the grant).
+ */
+struct nvx_srq_tx_ring {
+	__u32 flags;
+	__u32 entries;
+	__u64 offset;
+};
+
+/**
+ * struct nvx_srq_tx_kick - NVX_SRQ_IOC_TX_KICK: send the TX ring's frames
+ * @flags: in: must be 0.
+ * @sent: out: frames this call sent.
+ * @dropped: out: frames this call took that the NIC did not send.
+ * @stopped: out: 0, or why the ring is stopped (enum nvx_srq_tx_stop).
+ * @bad: out: descriptors (and ring indexes) that stopped the ring since
+ *	the set was made.
+ *
+ * Takes every descriptor between @cons and the @prod read at the start,
+ * checks it (flags, length, inside the grant), copies the frame out of
+ * the grant and sends it through the set's NIC (nvxsim: to its peer),
+ * then publishes @cons. A bad descriptor stops the ring (@stopped, and
+ * the header's) before it is taken: that instance's TX only, until
+ * NVX_SRQ_IOC_TX_RING sets the ring up again; a stopped ring's kick
+ * sends nothing and succeeds. Errors: -EINVAL (flags), -ENOENT (no TX
+ * ring), -ENXIO (the NIC went: what is left stays posted), -ENOMEM.
+ */
+struct nvx_srq_tx_kick {
+	__u32 flags;
+	__u32 sent;
+	__u32 dropped;
+	__u32 stopped;
+	__u64 bad;
+};
+
 /* On an SRQ set's fd */
 #define NVX_SRQ_IOC_RELEASE	_IOWR(NVX_IOC_MAGIC, 0x78, struct nvx_srq_release)
 #define NVX_SRQ_IOC_STATS	_IOWR(NVX_IOC_MAGIC, 0x79, struct nvx_srq_stats)
 #define NVX_SRQ_IOC_TX		_IOW(NVX_IOC_MAGIC, 0x7a, struct nvx_srq_tx)
 #define NVX_SRQ_IOC_STEER	_IOW(NVX_IOC_MAGIC, 0x7b, struct nvx_srq_steer)
 #define NVX_SRQ_IOC_NOTIFY	_IOW(NVX_IOC_MAGIC, 0x7c, struct nvx_srq_notify)
+#define NVX_SRQ_IOC_TX_RING	_IOW(NVX_IOC_MAGIC, 0x7d, struct nvx_srq_tx_ring)
+#define NVX_SRQ_IOC_TX_KICK	_IOWR(NVX_IOC_MAGIC, 0x7e, struct nvx_srq_tx_kick)
 
 #endif /* _UAPI_NVX_SRQ_H */

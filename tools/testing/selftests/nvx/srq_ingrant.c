@@ -12,7 +12,12 @@
  * with its errno and leaves the NIC and the pool as they were; lies the
  * instance writes into the rings are counted and hurt nothing else; the
  * set outlives the grant's fd and mapping; a queue signals an eventfd
- * (what a VMM hands KVM as an irqfd) once per burst.
+ * (what a VMM hands KVM as an irqfd) once per burst. A TX ring in the
+ * grant (NVX_SRQ_IOC_TX_RING, NVX_SRQ_IOC_TX_KICK) sends frames from
+ * anywhere in the grant to the NIC's peer, byte for byte, across page
+ * boundaries and index wrap, an RX buffer's frame echoed in place; each
+ * kind of bad descriptor or index stops that ring alone, counted, and
+ * the set's receiving goes on; bad arguments get their errno.
  */
 #include "srq_fixture.h"
 
@@ -424,6 +429,352 @@ SRQ_TEST(eventfd_bad_input)
 	EXPECT_EQ(0, fdinfo_num(s->fd, "queue0_notify_eventfd"));
 	EXPECT_EQ(0, fdinfo_num(s->fd, "queue1_notify_eventfd"));
 	close(efd);
+}
+
+#define TX_OFF		(3 * CHUNK / 4)
+#define TX_FRAMES	(CHUNK - 64 * 1024)
+
+/* A packet socket on the NIC's peer: what the NIC sends arrives there. */
+static int peer_socket(const struct nic *n)
+{
+	return packet_socket(n->peer_ifindex, 0);
+}
+
+/*
+ * The next frame of ours (EtherType ETH_P_LOCAL: not the stack's IPv6
+ * chatter on a new link) the peer receives within WAIT_MS: its length,
+ * or -errno.
+ */
+static int peer_recv(int sock, unsigned char *buf, size_t size)
+{
+	uint64_t end = now_ms() + WAIT_MS;
+	struct pollfd pfd = { .fd = sock, .events = POLLIN };
+	struct sockaddr_ll from;
+	socklen_t fl;
+	ssize_t n;
+
+	while (now_ms() < end) {
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		fl = sizeof(from);
+		n = recvfrom(sock, buf, size, 0, (struct sockaddr *)&from,
+			     &fl);
+		if (n < 0)
+			return -errno;
+		if (from.sll_pkttype != PACKET_OUTGOING && n >= ETH_HDR &&
+		    buf[12] == ETH_P_LOCAL >> 8 && buf[13] == (ETH_P_LOCAL & 0xff))
+			return n;
+	}
+	return -ETIMEDOUT;
+}
+
+static int tx_ring(const struct srq *s, uint32_t entries, uint64_t off)
+{
+	struct nvx_srq_tx_ring r = { .entries = entries, .offset = off };
+
+	return nvx_ioctl(s->fd, NVX_SRQ_IOC_TX_RING, &r);
+}
+
+static int tx_kick(const struct srq *s, struct nvx_srq_tx_kick *k)
+{
+	memset(k, 0, sizeof(*k));
+	return nvx_ioctl(s->fd, NVX_SRQ_IOC_TX_KICK, k);
+}
+
+static struct nvx_srq_tx_hdr *tx_hdr(const struct srq *s)
+{
+	return (struct nvx_srq_tx_hdr *)(s->grant + TX_OFF);
+}
+
+/* Post a descriptor at the ring's next index (@entries of them). */
+static void tx_post(const struct srq *s, uint32_t entries, uint64_t addr,
+		    uint32_t len, uint32_t flags)
+{
+	struct nvx_srq_tx_hdr *h = tx_hdr(s);
+	struct nvx_srq_txd *d = (struct nvx_srq_txd *)(h + 1);
+	uint32_t prod = h->prod;
+
+	d[prod & (entries - 1)] = (struct nvx_srq_txd){
+		.addr = addr, .len = len, .flags = flags,
+	};
+	__atomic_store_n(&h->prod, prod + 1, __ATOMIC_RELEASE);
+}
+
+/* A frame to the peer of @len bytes at @off of the grant, @seed's bytes. */
+static void tx_frame(const struct srq *s, const struct nic *n, uint64_t off,
+		     uint32_t len, unsigned int seed)
+{
+	unsigned char *f = s->grant + off;
+	uint32_t i;
+
+	memcpy(f, n->peer_mac, ETH_ALEN);
+	memcpy(f + ETH_ALEN, n->mac, ETH_ALEN);
+	put16(f + 12, ETH_P_LOCAL);
+	for (i = ETH_HDR; i < len; i++)
+		f[i] = i * 7 + seed;
+}
+
+/* The peer's next frame is the @len bytes at @off of the grant. */
+static void expect_peer_frame(struct __test_metadata *_metadata,
+			      const struct srq *s, int sock, uint64_t off,
+			      uint32_t len)
+{
+	static unsigned char buf[MAX_FRAME];
+	int n = peer_recv(sock, buf, sizeof(buf));
+
+	EXPECT_EQ((int)len, n);
+	if (n == (int)len)
+		EXPECT_EQ(0, memcmp(buf, s->grant + off, len))
+			TH_LOG("frame at %llu differs", (unsigned long long)off);
+}
+
+/*
+ * Frames posted in the grant reach the peer byte for byte: one across a
+ * page boundary, the largest and smallest, a received frame echoed from
+ * its RX buffer; a small ring wraps its indexes; cons is published and
+ * the counters count.
+ */
+SRQ_TEST(tx_ring_sends_from_the_grant)
+{
+	struct srq *s = &self->s;
+	struct nvx_srq_tx_kick k;
+	struct nvx_srq_stats st;
+	struct nvx_srq_cqe e;
+	uint64_t echo, sent_bytes = 0;
+	int sock, i;
+
+	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
+				       CHUNK, 0, RING_OFF, 0xff, 0));
+	sock = peer_socket(&self->nic);
+	ASSERT_LE(0, sock);
+	ASSERT_EQ(0, tx_ring(s, 64, TX_OFF));
+	/* zeroed by the kernel, though the grant held 0xff there */
+	EXPECT_EQ(0u, tx_hdr(s)->prod);
+	EXPECT_EQ(0u, tx_hdr(s)->cons);
+	EXPECT_EQ(64, fdinfo_num(s->fd, "tx_entries"));
+	EXPECT_EQ((long long)TX_OFF, fdinfo_num(s->fd, "tx_ring"));
+
+	/* nothing posted: nothing sent */
+	ASSERT_EQ(0, tx_kick(s, &k));
+	EXPECT_EQ(0u, k.sent);
+
+	tx_frame(s, &self->nic, TX_FRAMES, 200, 1);
+	tx_frame(s, &self->nic, TX_FRAMES + 2 * PAGE - 100, 300, 2);
+	tx_frame(s, &self->nic, TX_FRAMES + 4 * PAGE, MAX_ETH_FRAME, 3);
+	tx_frame(s, &self->nic, TX_FRAMES + 6 * PAGE, ETH_HDR, 4);
+	tx_post(s, 64, TX_FRAMES, 200, 0);
+	tx_post(s, 64, TX_FRAMES + 2 * PAGE - 100, 300, 0);
+	tx_post(s, 64, TX_FRAMES + 4 * PAGE, MAX_ETH_FRAME, 0);
+	tx_post(s, 64, TX_FRAMES + 6 * PAGE, ETH_HDR, 0);
+	ASSERT_EQ(0, tx_kick(s, &k));
+	EXPECT_EQ(4u, k.sent);
+	EXPECT_EQ(0u, k.dropped);
+	EXPECT_EQ(0u, k.stopped);
+	EXPECT_EQ(0ull, k.bad);
+	EXPECT_EQ(4u, tx_hdr(s)->cons);
+	expect_peer_frame(_metadata, s, sock, TX_FRAMES, 200);
+	expect_peer_frame(_metadata, s, sock, TX_FRAMES + 2 * PAGE - 100, 300);
+	expect_peer_frame(_metadata, s, sock, TX_FRAMES + 4 * PAGE,
+			  MAX_ETH_FRAME);
+	expect_peer_frame(_metadata, s, sock, TX_FRAMES + 6 * PAGE, ETH_HDR);
+	sent_bytes += 200 + 300 + MAX_ETH_FRAME + ETH_HDR;
+
+	/* a received frame sent back from where it landed */
+	ASSERT_EQ(0, srq_steer_all(s, 0));
+	ASSERT_EQ(0, send_frame(&self->nic, 512, SPORT, 7));
+	ASSERT_EQ(0, cq_next(s, 0, &e));
+	echo = frame_at(s, &e) - s->grant;
+	tx_post(s, 64, echo, 512, 0);
+	ASSERT_EQ(0, tx_kick(s, &k));
+	EXPECT_EQ(1u, k.sent);
+	expect_peer_frame(_metadata, s, sock, echo, 512);
+	sent_bytes += 512;
+
+	/* a ring of 4 entries: 3 + 3 + 3 wrap it */
+	ASSERT_EQ(0, tx_ring(s, 4, TX_OFF));
+	EXPECT_EQ(0u, tx_hdr(s)->cons);
+	for (i = 0; i < 9; i++) {
+		tx_frame(s, &self->nic, TX_FRAMES + i * 128, 100, 10 + i);
+		tx_post(s, 4, TX_FRAMES + i * 128, 100, 0);
+		if (i % 3 != 2)
+			continue;
+		ASSERT_EQ(0, tx_kick(s, &k));
+		EXPECT_EQ(3u, k.sent);
+		EXPECT_EQ((uint32_t)i + 1, tx_hdr(s)->cons);
+		expect_peer_frame(_metadata, s, sock, TX_FRAMES + (i - 2) * 128,
+				  100);
+		expect_peer_frame(_metadata, s, sock, TX_FRAMES + (i - 1) * 128,
+				  100);
+		expect_peer_frame(_metadata, s, sock, TX_FRAMES + i * 128, 100);
+		sent_bytes += 300;
+	}
+	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
+	expect_srq_stats(&st, SRQ_STAT(tx_packets, 14u),
+			 SRQ_STAT(tx_bytes, sent_bytes),
+			 SRQ_STAT(rx_packets, 1u));
+	EXPECT_EQ(0, fdinfo_num(s->fd, "tx_bad"));
+	close(sock);
+}
+
+/*
+ * Each kind of bad descriptor, and an index far ahead, stops the ring
+ * before the bad entry is taken: nothing after it is sent, a kick of a
+ * stopped ring sends nothing, the header and the kick say why, the set
+ * counts it; setting the ring up again restarts it; receiving goes on.
+ */
+SRQ_TEST(tx_ring_hostile_instance)
+{
+	static const struct {
+		uint64_t addr;
+		uint32_t len, flags, why;
+	} bad[] = {
+		{ TX_FRAMES, 100, 1, NVX_SRQ_TX_STOP_FLAGS },
+		{ TX_FRAMES, 100, 0x80000000u, NVX_SRQ_TX_STOP_FLAGS },
+		{ TX_FRAMES, ETH_HDR - 1, 0, NVX_SRQ_TX_STOP_LEN },
+		{ TX_FRAMES, 0, 0, NVX_SRQ_TX_STOP_LEN },
+		{ TX_FRAMES, MAX_ETH_FRAME + 1, 0, NVX_SRQ_TX_STOP_LEN },
+		{ TX_FRAMES, 0xffffffffu, 0, NVX_SRQ_TX_STOP_LEN },
+		{ CHUNK, 100, 0, NVX_SRQ_TX_STOP_ADDR },
+		{ CHUNK - 50, 100, 0, NVX_SRQ_TX_STOP_ADDR },
+		{ UINT64_MAX - 10, 100, 0, NVX_SRQ_TX_STOP_ADDR },
+	};
+	struct srq *s = &self->s;
+	struct nvx_srq_tx_kick k;
+	struct nvx_srq_cqe e;
+	unsigned char buf[64];
+	unsigned int i;
+	int sock;
+
+	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
+				       CHUNK, 0, RING_OFF, -1, 0));
+	ASSERT_EQ(0, srq_steer_all(s, 0));
+	sock = peer_socket(&self->nic);
+	ASSERT_LE(0, sock);
+	tx_frame(s, &self->nic, TX_FRAMES, 100, 1);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		ASSERT_EQ(0, tx_ring(s, 16, TX_OFF));
+		/* a good one, the bad one, a good one after it */
+		tx_post(s, 16, TX_FRAMES, 100, 0);
+		tx_post(s, 16, bad[i].addr, bad[i].len, bad[i].flags);
+		tx_post(s, 16, TX_FRAMES, 100, 0);
+		ASSERT_EQ(0, tx_kick(s, &k));
+		EXPECT_EQ(1u, k.sent) TH_LOG("bad descriptor %u", i);
+		EXPECT_EQ(bad[i].why, k.stopped) TH_LOG("bad descriptor %u", i);
+		EXPECT_EQ(i + 1, k.bad);
+		EXPECT_EQ(bad[i].why, tx_hdr(s)->stopped);
+		/* taken up to the bad one, not past it */
+		EXPECT_EQ(1u, tx_hdr(s)->cons);
+		expect_peer_frame(_metadata, s, sock, TX_FRAMES, 100);
+		/* stopped: a kick sends nothing, the reason stays */
+		ASSERT_EQ(0, tx_kick(s, &k));
+		EXPECT_EQ(0u, k.sent);
+		EXPECT_EQ(bad[i].why, k.stopped);
+	}
+	/* prod far ahead of cons */
+	ASSERT_EQ(0, tx_ring(s, 16, TX_OFF));
+	tx_hdr(s)->prod = 17;
+	ASSERT_EQ(0, tx_kick(s, &k));
+	EXPECT_EQ(0u, k.sent);
+	EXPECT_EQ((uint32_t)NVX_SRQ_TX_STOP_INDEX, k.stopped);
+	EXPECT_EQ(ARRAY_SIZE(bad) + 1, k.bad);
+	EXPECT_EQ((long long)ARRAY_SIZE(bad) + 1,
+		  fdinfo_num(s->fd, "tx_bad"));
+	/* nothing else reached the peer */
+	EXPECT_EQ(-ETIMEDOUT, peer_recv(sock, buf, sizeof(buf)));
+
+	/* set up again: sends */
+	ASSERT_EQ(0, tx_ring(s, 16, TX_OFF));
+	EXPECT_EQ(0u, tx_hdr(s)->stopped);
+	tx_post(s, 16, TX_FRAMES, 100, 0);
+	ASSERT_EQ(0, tx_kick(s, &k));
+	EXPECT_EQ(1u, k.sent);
+	EXPECT_EQ(0u, k.stopped);
+	expect_peer_frame(_metadata, s, sock, TX_FRAMES, 100);
+	/* and the set receives as before */
+	ASSERT_EQ(0, send_frame(&self->nic, 256, SPORT, 1));
+	ASSERT_EQ(0, cq_next(s, 0, &e));
+	expect_frame(_metadata, &self->nic, s, &e, 256, SPORT, 1);
+	close(sock);
+}
+
+/*
+ * The NIC deleted with frames posted: a kick says -ENXIO and takes
+ * nothing (cons stays); the ring can still be removed, the set closed.
+ */
+SRQ_TEST(tx_ring_nic_gone)
+{
+	struct srq *s = &self->s;
+	struct nvx_srq_tx_kick k;
+
+	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
+				       CHUNK, 0, RING_OFF, -1, 0));
+	ASSERT_EQ(0, tx_ring(s, 16, TX_OFF));
+	tx_frame(s, &self->nic, TX_FRAMES, 100, 1);
+	tx_post(s, 16, TX_FRAMES, 100, 0);
+	tx_post(s, 16, TX_FRAMES, 100, 0);
+	ASSERT_EQ(0, sh("ip link del %s", self->nic.name));
+	self->nic.alive = false;
+	EXPECT_EQ(-ENXIO, tx_kick(s, &k));
+	EXPECT_EQ(0u, tx_hdr(s)->cons);
+	EXPECT_EQ(0, fdinfo_num(s->fd, "tx_cons"));
+	EXPECT_EQ(0u, tx_hdr(s)->stopped);
+	EXPECT_EQ(0, tx_ring(s, 0, 0));
+}
+
+/* Bad TX_RING and TX_KICK arguments: their errno; nothing set up. */
+SRQ_TEST(tx_ring_bad_input)
+{
+	struct nvx_srq_params p = { .nr_queues = 1 };
+	uint64_t rb = srq_ring_bytes(&small);
+	struct nvx_srq_tx_ring r = { 0 };
+	struct srq *s = &self->s, plain;
+	struct nvx_srq_tx_kick k;
+
+	ASSERT_EQ(0, srq_open_in_grant(self->fd, s, self->nic.ifindex, &small,
+				       CHUNK, 0, RING_OFF, -1, 0));
+	/* no ring yet */
+	EXPECT_EQ(-ENOENT, tx_kick(s, &k));
+	EXPECT_EQ(0, fdinfo_num(s->fd, "tx_entries"));
+	/* flags */
+	r.flags = 1;
+	r.entries = 16;
+	r.offset = TX_OFF;
+	EXPECT_EQ(-EINVAL, nvx_ioctl(s->fd, NVX_SRQ_IOC_TX_RING, &r));
+	memset(&k, 0, sizeof(k));
+	k.flags = 1;
+	EXPECT_EQ(-EINVAL, nvx_ioctl(s->fd, NVX_SRQ_IOC_TX_KICK, &k));
+	/* entries: not a power of two, too many */
+	EXPECT_EQ(-EINVAL, tx_ring(s, 3, TX_OFF));
+	EXPECT_EQ(-EINVAL, tx_ring(s, NVX_SRQ_TX_MAX_ENTRIES * 2, TX_OFF));
+	EXPECT_EQ(-EINVAL, tx_ring(s, 0x80000001u, TX_OFF));
+	/* removing with an offset */
+	EXPECT_EQ(-EINVAL, tx_ring(s, 0, TX_OFF));
+	/* not page aligned */
+	EXPECT_EQ(-EINVAL, tx_ring(s, 16, TX_OFF + 64));
+	/* past the grant, partly, wholly, wrapping */
+	EXPECT_EQ(-ENOSPC, tx_ring(s, 16, CHUNK));
+	EXPECT_EQ(-ENOSPC, tx_ring(s, NVX_SRQ_TX_MAX_ENTRIES, CHUNK - PAGE));
+	EXPECT_EQ(-ENOSPC, tx_ring(s, 16, UINT64_MAX & ~(PAGE - 1)));
+	/* over the buffers, over the ring area */
+	EXPECT_EQ(-EINVAL, tx_ring(s, 16, 0));
+	EXPECT_EQ(-EINVAL, tx_ring(s, 16, (BUFS - 1) * 16384ULL));
+	EXPECT_EQ(-EINVAL, tx_ring(s, 16, RING_OFF));
+	EXPECT_EQ(-EINVAL, tx_ring(s, 16, (RING_OFF + rb - 1) & ~(PAGE - 1)));
+	EXPECT_EQ(-ENOENT, tx_kick(s, &k));
+	EXPECT_EQ(0, fdinfo_num(s->fd, "tx_entries"));
+
+	/* set up, then removed */
+	ASSERT_EQ(0, tx_ring(s, 16, TX_OFF));
+	ASSERT_EQ(0, tx_kick(s, &k));
+	ASSERT_EQ(0, tx_ring(s, 0, 0));
+	EXPECT_EQ(-ENOENT, tx_kick(s, &k));
+
+	/* a set whose rings are its own: no TX ring */
+	srq_init(&plain);
+	ASSERT_EQ(0, srq_open(self->fd, &plain, self->nic.ifindex, &p, 0));
+	EXPECT_EQ(-EINVAL, tx_ring(&plain, 16, 0));
+	EXPECT_EQ(-ENOENT, tx_kick(&plain, &k));
+	srq_close(&plain);
 }
 
 TEST_HARNESS_MAIN

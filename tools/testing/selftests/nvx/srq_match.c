@@ -27,21 +27,7 @@ static const struct nvx_srq_params one = { .nr_queues = 1 };
 /* A packet socket that sees what reaches NAME's stack; -errno on error. */
 static int stack_socket(const struct nic *n)
 {
-	struct sockaddr_ll sll = {
-		.sll_family = AF_PACKET,
-		.sll_protocol = htons(ETH_P_ALL),
-		.sll_ifindex = n->ifindex,
-	};
-	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			htons(ETH_P_ALL));
-
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
-		close(fd);
-		return -errno;
-	}
-	return fd;
+	return packet_socket(n->ifindex, SOCK_NONBLOCK);
 }
 
 /*
