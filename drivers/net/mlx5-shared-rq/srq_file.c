@@ -237,7 +237,8 @@ static const struct nvx_ioctl_op nvx_srq_set_ops[] = {
 	NVX_IOCTL_OP(NVX_IOC_SRQ_SET_BASE, NVX_SRQ_IOC_TX_RING,
 		     nvx_srq_ioc_tx_ring, struct nvx_srq_tx_ring, offset, 0),
 	NVX_IOCTL_OP(NVX_IOC_SRQ_SET_BASE, NVX_SRQ_IOC_TX_KICK,
-		     nvx_srq_ioc_tx_kick, struct nvx_srq_tx_kick, bad, 0),
+		     nvx_srq_ioc_tx_kick, struct nvx_srq_tx_kick, bad,
+		     NVX_IOCTL_OUT_ON_ERROR),
 };
 
 /* /proc/PID/fdinfo/N of a set: its NIC, shape and counters. */

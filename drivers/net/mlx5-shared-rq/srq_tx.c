@@ -188,6 +188,20 @@ static void nvx_srq_tx_stop(struct nvx_srq *srq, struct nvx_srq_tx_hdr *h,
 	WRITE_ONCE(h->stopped, why);
 }
 
+/* The MTU of the set's NIC; 0 once the NIC went (the send says ENXIO). */
+static u32 nvx_srq_tx_mtu(struct nvx_srq *srq)
+{
+	struct net_device *dev;
+	u32 mtu = 0;
+
+	rcu_read_lock();
+	dev = rcu_dereference(srq->dev);
+	if (dev)
+		mtu = READ_ONCE(dev->mtu);
+	rcu_read_unlock();
+	return mtu ?: ETH_MAX_MTU;
+}
+
 /* 0 for a descriptor the kernel may send, else why it stops the ring. */
 static u32 nvx_srq_txd_check(struct nvx_srq *srq,
 			     const struct nvx_srq_txd *d)
@@ -240,13 +254,17 @@ int nvx_srq_ioc_tx_kick(struct nvx_ucmd *ucmd)
 		u64 off = srq->tx_offset + sizeof(*h) +
 			  (u64)(srq->tx_cons & (srq->tx_entries - 1)) *
 			  sizeof(struct nvx_srq_txd);
-		struct nvx_srq_txd d;
+		struct nvx_srq_txd *sd = nvx_srq_grant_addr(srq, off), d;
 		struct sk_buff *skb;
 		u32 why;
 
-		/* one copy, checked: the instance may rewrite the ring */
-		memcpy(&d, nvx_srq_grant_addr(srq, off), sizeof(d));
+		/* one read each, checked: the instance may rewrite the ring */
+		d.addr = READ_ONCE(sd->addr);
+		d.len = READ_ONCE(sd->len);
+		d.flags = READ_ONCE(sd->flags);
 		why = nvx_srq_txd_check(srq, &d);
+		if (!why && d.len > nvx_srq_tx_mtu(srq) + ETH_HLEN)
+			why = NVX_SRQ_TX_STOP_LEN;
 		if (why) {
 			nvx_srq_tx_stop(srq, h, why);
 			break;
@@ -259,7 +277,7 @@ int nvx_srq_ioc_tx_kick(struct nvx_ucmd *ucmd)
 		nvx_srq_grant_read(srq, skb_put(skb, d.len), d.addr, d.len);
 		ret = nvx_srq_xmit(srq, skb, d.len);
 		if (ret == -EMSGSIZE) {
-			/* over the NIC's MTU: the instance's error */
+			/* the MTU went down since the check: the same stop */
 			ret = 0;
 			nvx_srq_tx_stop(srq, h, NVX_SRQ_TX_STOP_LEN);
 			break;

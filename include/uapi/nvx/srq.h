@@ -512,7 +512,7 @@ enum nvx_srq_tx_stop {
  *
  * For a set made with NVX_SRQ_RINGS_IN_GRANT, whose instance (a user
  * VM) posts frames to send in its own memory: it writes descriptors and
- * moves @prod; NVX_SRQ_IOC_TX_KICK sends them. The kernel zeroes the
+ * moves the header's prod; NVX_SRQ_IOC_TX_KICK sends them. The kernel zeroes the
  * ring when it sets it up (again), which restarts a stopped ring.
  * Errors: -EINVAL (flags, entries, alignment, an overlap, a set without
  * NVX_SRQ_RINGS_IN_GRANT), -ENOSPC (not inside the grant).
@@ -532,14 +532,17 @@ struct nvx_srq_tx_ring {
  * @bad: out: descriptors (and ring indexes) that stopped the ring since
  *	the set was made.
  *
- * Takes every descriptor between @cons and the @prod read at the start,
- * checks it (flags, length, inside the grant), copies the frame out of
- * the grant and sends it through the set's NIC (nvxsim: to its peer),
- * then publishes @cons. A bad descriptor stops the ring (@stopped, and
- * the header's) before it is taken: that instance's TX only, until
- * NVX_SRQ_IOC_TX_RING sets the ring up again; a stopped ring's kick
- * sends nothing and succeeds. Errors: -EINVAL (flags), -ENOENT (no TX
- * ring), -ENXIO (the NIC went: what is left stays posted), -ENOMEM.
+ * Takes every descriptor between the header's cons and the prod read at
+ * the start, checks it (flags, length, inside the grant), copies the
+ * frame out of the grant and sends it through the set's NIC (nvxsim: to
+ * its peer), then publishes cons. A bad descriptor stops the ring
+ * (@stopped, and the header's) before it is taken: that instance's TX
+ * only, until NVX_SRQ_IOC_TX_RING sets the ring up again; a stopped
+ * ring's kick sends nothing and succeeds. Errors: -EINVAL (flags),
+ * -ENOENT (no TX ring), -ENXIO (the NIC went, met by a posted frame:
+ * that one and the rest stay posted), -ENOMEM (the same); @sent and
+ * @dropped are written back with an error too (what the call did
+ * before it).
  */
 struct nvx_srq_tx_kick {
 	__u32 flags;

@@ -579,16 +579,37 @@ SRQ_TEST(tx_ring_sends_from_the_grant)
 	expect_peer_frame(_metadata, s, sock, TX_FRAMES + 6 * PAGE, ETH_HDR);
 	sent_bytes += 200 + 300 + MAX_ETH_FRAME + ETH_HDR;
 
-	/* a received frame sent back from where it landed */
+	/*
+	 * A received frame sent back from where it landed: its addresses
+	 * swapped and its EtherType made ours in place, as an echo does.
+	 */
 	ASSERT_EQ(0, srq_steer_all(s, 0));
 	ASSERT_EQ(0, send_frame(&self->nic, 512, SPORT, 7));
 	ASSERT_EQ(0, cq_next(s, 0, &e));
+	expect_frame(_metadata, &self->nic, s, &e, 512, SPORT, 7);
 	echo = frame_at(s, &e) - s->grant;
+	memcpy(s->grant + echo, self->nic.peer_mac, ETH_ALEN);
+	memcpy(s->grant + echo + ETH_ALEN, self->nic.mac, ETH_ALEN);
+	put16(s->grant + echo + 12, ETH_P_LOCAL);
 	tx_post(s, 64, echo, 512, 0);
 	ASSERT_EQ(0, tx_kick(s, &k));
 	EXPECT_EQ(1u, k.sent);
 	expect_peer_frame(_metadata, s, sock, echo, 512);
 	sent_bytes += 512;
+
+	/* a full ring: all 64 posted at once, all sent */
+	for (i = 0; i < 64; i++) {
+		tx_frame(s, &self->nic, TX_FRAMES + i * 128, 100, 20 + i);
+		tx_post(s, 64, TX_FRAMES + i * 128, 100, 0);
+	}
+	EXPECT_EQ(69u, tx_hdr(s)->prod);
+	ASSERT_EQ(0, tx_kick(s, &k));
+	EXPECT_EQ(64u, k.sent);
+	EXPECT_EQ(0u, k.stopped);
+	EXPECT_EQ(69u, tx_hdr(s)->cons);
+	for (i = 0; i < 64; i++)
+		expect_peer_frame(_metadata, s, sock, TX_FRAMES + i * 128, 100);
+	sent_bytes += 64 * 100;
 
 	/* a ring of 4 entries: 3 + 3 + 3 wrap it */
 	ASSERT_EQ(0, tx_ring(s, 4, TX_OFF));
@@ -609,7 +630,7 @@ SRQ_TEST(tx_ring_sends_from_the_grant)
 		sent_bytes += 300;
 	}
 	ASSERT_EQ(0, srq_stats(s, NVX_SRQ_ALL_QUEUES, &st));
-	expect_srq_stats(&st, SRQ_STAT(tx_packets, 14u),
+	expect_srq_stats(&st, SRQ_STAT(tx_packets, 78u),
 			 SRQ_STAT(tx_bytes, sent_bytes),
 			 SRQ_STAT(rx_packets, 1u));
 	EXPECT_EQ(0, fdinfo_num(s->fd, "tx_bad"));
@@ -714,7 +735,11 @@ SRQ_TEST(tx_ring_nic_gone)
 	tx_post(s, 16, TX_FRAMES, 100, 0);
 	ASSERT_EQ(0, sh("ip link del %s", self->nic.name));
 	self->nic.alive = false;
-	EXPECT_EQ(-ENXIO, tx_kick(s, &k));
+	k = (struct nvx_srq_tx_kick){ .sent = 99, .dropped = 99 };
+	EXPECT_EQ(-ENXIO, nvx_ioctl(s->fd, NVX_SRQ_IOC_TX_KICK, &k));
+	/* written back with the error: nothing sent, nothing dropped */
+	EXPECT_EQ(0u, k.sent);
+	EXPECT_EQ(0u, k.dropped);
 	EXPECT_EQ(0u, tx_hdr(s)->cons);
 	EXPECT_EQ(0, fdinfo_num(s->fd, "tx_cons"));
 	EXPECT_EQ(0u, tx_hdr(s)->stopped);
