@@ -47,6 +47,7 @@ int send_fd(int sock, int fd);
 int recv_fd(int sock);
 int fdinfo_get(int fd, const char *key, char *val, size_t len);
 long long fdinfo_num(int fd, const char *key);
+int packet_socket(int ifindex, int type_flags);
 char *read_file(const char *path, size_t max);
 unsigned int count_str(const char *text, const char *what);
 const char *tracefs_with(const char *event);

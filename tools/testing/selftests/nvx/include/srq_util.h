@@ -192,7 +192,6 @@ bool cqe_frame_ok(const struct nic *n, const struct srq *s,
 void track_init(struct qtrack *t, unsigned int n);
 bool track(struct qtrack *t, const struct nvx_srq_cqe *e, uint32_t spb);
 int unused_ifindex(void);
-int packet_socket(int ifindex, int type_flags);
 int srq_query(int dev, int ifindex, struct nvx_srq_stats *st);
 int srq_shut(struct srq *s, bool fd_first);
 bool cq_wait_any(const struct srq *s, unsigned int ms);

@@ -2,6 +2,9 @@
 /*
  * What every nvx selftest program uses: see include/nvx_test.h.
  */
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -331,4 +334,31 @@ const char *tracefs_with(const char *event)
 			return dirs[i];
 	}
 	return NULL;
+}
+
+/**
+ * packet_socket() - an AF_PACKET socket bound to one interface
+ * @ifindex: the interface.
+ * @type_flags: SOCK_NONBLOCK or 0 (SOCK_CLOEXEC is always set).
+ *
+ * Return: the socket, seeing every frame the interface sends and
+ * receives, or -errno.
+ */
+int packet_socket(int ifindex, int type_flags)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ETH_P_ALL),
+		.sll_ifindex = ifindex,
+	};
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | type_flags,
+			htons(ETH_P_ALL));
+
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
 }
