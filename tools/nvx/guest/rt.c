@@ -12,6 +12,7 @@
  * ctrl->cq_cons (release).
  */
 #include "rt.h"
+#include "../lib/nvx_vmnet.h"
 
 #define LAPIC_SVR	0xfee000f0UL
 #define LAPIC_LVT_TIMER	0xfee00320UL
@@ -981,6 +982,15 @@ static void heap_skip(unsigned long gpa, unsigned long len)
 		heap = (gpa + len + 4095) & ~4095UL;
 }
 
+/* The network's area (net.c) is the NIC's and the TX ring's: the heap ends there. */
+static void heap_below_net(void)
+{
+	const struct nvx_vmnet_info *ni = (const void *)NVX_VMNET_INFO_GPA;
+
+	if (ni->magic == NVX_VMNET_MAGIC && ni->area_gpa < heap_end)
+		heap_end = ni->area_gpa > heap ? ni->area_gpa : heap;
+}
+
 /*
  * What the runtime takes from the control page: at boot, and again after
  * the ready point, where a clone resumes with its own identity, arguments
@@ -1050,6 +1060,7 @@ noreturn void rt_start(struct nvx_uvm_ctrl *c)
 	heap_end = c->mem_size < MAPPED_END ? c->mem_size : MAPPED_END;
 	heap_skip(c->sq_gpa, sq_n * sizeof(struct nvx_uvm_msg));
 	heap_skip(c->cq_gpa, cq_n * sizeof(struct nvx_uvm_msg));
+	heap_below_net();
 
 	exit(nvx_main(argc, argv));
 }

@@ -30,6 +30,8 @@
 #include <nvx/pool.h>
 #include <nvx/uvm.h>
 
+#include "nvx_vmnet.h"
+
 #define NVX_UVM_CTRL_GPA	0x0ULL
 #define NVX_UVM_SQ_GPA		0x1000ULL
 #define NVX_UVM_CQ_GPA		0x5000ULL
@@ -50,6 +52,28 @@
 const char *nvx_uvm_reason_name(unsigned int r);
 const char *nvx_uvm_msg_name(unsigned int type);
 
+/*
+ * A user VM's network (lib/vmnet.c): a shared RX queue set on @ifindex
+ * (an nvxsim NIC) made in the VM's own memory, taking the frames for
+ * @ip4 (and ARP asking for it), with a TX ring there too; the guest
+ * learns it from the network page (nvx_vmnet.h). The VMM adds
+ * NVX_UVM_NET_AREA bytes of RAM above o->mem for it.
+ */
+#define NVX_UVM_NET_AREA	(2ULL << 20)
+#define NVX_UVM_NET_BUFS	32		/* default buffers (16 KiB) */
+#define NVX_UVM_NET_MAX_BUFS	64		/* the area's room for them */
+#define NVX_UVM_NET_TX		256		/* TX descriptors and slots */
+#define NVX_UVM_NET_SLOT	2048		/* bytes per TX slot */
+
+struct nvx_uvm_net {
+	unsigned int ifindex;	/* the NIC */
+	uint32_t ip4;		/* network order, not 0 */
+	unsigned int prefix;	/* 1..32; 0 = 24 */
+	uint8_t mac[6];		/* all zeros: 02:4e:56 + the IP's last 3 bytes */
+	uint32_t nr_bufs;	/* 1..NVX_UVM_NET_MAX_BUFS; 0 = default */
+	uint32_t cq_entries;	/* a power of two; 0 = 1024 */
+};
+
 struct nvx_uvm_opts {
 	uint64_t mem;		/* bytes of guest RAM; 0 = 4 MiB */
 	const char *image;	/* path of the flat image */
@@ -59,6 +83,7 @@ struct nvx_uvm_opts {
 	int slow;		/* NVX_UVM_ATTACH_SLOW */
 	uint32_t entries;	/* ring entries; 0 = 64 */
 	uint32_t grant_flags;	/* more NVX_GRANT_* flags (NVX_GRANT_BLOCKS) */
+	const struct nvx_uvm_net *net;	/* NULL: no network */
 };
 
 struct nvx_uvm_vm {
@@ -83,6 +108,14 @@ struct nvx_uvm_vm {
 	uint64_t kicks;		/* doorbells passed on (slow path) */
 	uint64_t runs;		/* returns from KVM_RUN */
 	int stop;		/* set to make nvx_uvm_run() return */
+	/* with a network (o->net) */
+	int srq_fd;		/* the set; -1 without */
+	int net_irq_fd;		/* its eventfd, an irqfd of the VM */
+	struct nvx_vmnet_info *net;	/* the network page */
+	uint64_t net_kicks;	/* NVX_VMNET_PORT_KICK writes */
+	uint64_t net_sent;	/* frames they sent */
+	uint64_t net_dropped;	/* frames they took that were not sent */
+	int net_err;		/* the last kick's errno, 0 */
 };
 
 /* Read one u64 statistic of KVM's binary stats fd; -1 when absent. */
@@ -105,6 +138,20 @@ void nvx_uvm_destroy(struct nvx_uvm_vm *vm);
 int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 		   const struct nvx_uvm_opts *o,
 		   const char **where);
+
+/*
+ * The network of o->net on @vm's RAM (lib/vmnet.c): called by
+ * nvx_uvm_create() once the RAM is mapped. 0 or -errno (*where says
+ * the step).
+ */
+int nvx_uvm_net_setup(struct nvx_uvm_vm *vm, int nvx_fd,
+		      const struct nvx_uvm_net *n, const char **where);
+
+/* Send what the guest posted on its TX ring (NVX_VMNET_PORT_KICK). */
+int nvx_uvm_net_kick(struct nvx_uvm_vm *vm);
+
+/* "IP[/PREFIX]" into @n->ip4 and @n->prefix: 0 or -EINVAL. */
+int nvx_uvm_net_parse_ip(struct nvx_uvm_net *n, const char *s);
 
 /* The channel's status; reason and detail copied into @vm. */
 int nvx_uvm_status(struct nvx_uvm_vm *vm, struct nvx_uvm_status *st);

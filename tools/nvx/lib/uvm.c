@@ -141,8 +141,9 @@ out:
  */
 void nvx_uvm_destroy(struct nvx_uvm_vm *vm)
 {
-	int *fds[] = { &vm->chan_fd, &vm->stats_fd, &vm->irq_fd,
-		       &vm->vcpu_fd, &vm->vm_fd, &vm->grant_fd, &vm->kvm_fd };
+	int *fds[] = { &vm->chan_fd, &vm->srq_fd, &vm->net_irq_fd,
+		       &vm->stats_fd, &vm->irq_fd, &vm->vcpu_fd, &vm->vm_fd,
+		       &vm->grant_fd, &vm->kvm_fd };
 	unsigned int i;
 
 	if (vm->run && vm->run != MAP_FAILED)
@@ -317,6 +318,8 @@ static void nvx_uvm__init(struct nvx_uvm_vm *vm, int slow)
 	vm->chan_fd = -1;
 	vm->irq_fd = -1;
 	vm->stats_fd = -1;
+	vm->srq_fd = -1;
+	vm->net_irq_fd = -1;
 	vm->slow = slow;
 }
 
@@ -452,6 +455,15 @@ int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 	g.flags = NVX_GRANT_WAIT | NVX_GRANT_CLOEXEC | o->grant_flags;
 	g.node = NVX_NODE_ANY;
 	g.bytes = o->mem ? o->mem : 4ULL << 20;
+	if (o->net) {
+		/* the net area: 2 MiB above the RAM, below 4 GiB (mapped) */
+		g.bytes = (g.bytes + NVX_UVM_NET_AREA - 1) &
+			  ~(NVX_UVM_NET_AREA - 1);
+		g.bytes += NVX_UVM_NET_AREA;
+		*where = "network area";
+		if (g.bytes > 4ULL << 30)
+			return -E2BIG;
+	}
 	ret = NVX_UVM_STEP("grant guest RAM", ioctl(nvx_fd, NVX_IOC_GRANT, &g));
 	if (ret)
 		return ret;
@@ -475,6 +487,11 @@ int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 	khz = ioctl(vm->vcpu_fd, KVM_GET_TSC_KHZ, 0);
 	vm->ctrl->tsc_khz = khz > 0 ? khz : 1000000;
 	vm->ctrl->irq_vector = NVX_UVM_IRQ_VECTOR;
+	if (o->net) {
+		ret = nvx_uvm_net_setup(vm, nvx_fd, o->net, where);
+		if (ret)
+			return ret;
+	}
 	return nvx_uvm__attach(vm, nvx_fd, o->ep_fd, o->entries, where);
 }
 
@@ -558,8 +575,9 @@ static int nvx_uvm__restore(struct nvx_uvm_vm *vm,
  *
  * Return: 0, -ENOEXEC when the guest exited or was stopped before its
  * ready point (@t->exit_status, @t->reason), -EBUSY when it had messages
- * in flight there (the runtime's ready_point() never does that), or
- * another negative errno.
+ * in flight there (the runtime's ready_point() never does that),
+ * -EINVAL with @o->net (clones cannot have one), or another negative
+ * errno.
  */
 int nvx_uvm_tmpl_make(struct nvx_uvm_tmpl *t, int nvx_fd,
 		      const struct nvx_uvm_opts *o, const char **where)
@@ -571,6 +589,11 @@ int nvx_uvm_tmpl_make(struct nvx_uvm_tmpl *t, int nvx_fd,
 
 	memset(t, 0, sizeof(*t));
 	t->grant_fd = -1;
+	if (o->net) {
+		/* a clone's grant cannot carry a set: its pages are shared */
+		*where = "a template with a network";
+		return -EINVAL;
+	}
 	ret = nvx_uvm_create(&vm, nvx_fd, o, where);
 	if (ret)
 		goto out;
@@ -880,6 +903,11 @@ int nvx_uvm_run(struct nvx_uvm_vm *vm)
 				if (run->io.port == NVX_UVM_PORT_EXIT) {
 					vm->exit_status = v;
 					return 0;
+				}
+				if (run->io.port == NVX_VMNET_PORT_KICK &&
+				    vm->srq_fd >= 0) {
+					nvx_uvm_net_kick(vm);
+					continue;
 				}
 				if (run->io.port == NVX_UVM_PORT_READY) {
 					if (vm->stop_at_ready)
