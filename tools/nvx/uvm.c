@@ -4,6 +4,7 @@
  *
  *   uvm run [--mem SIZE] [--vcpus 1] [--slow-path] [--stats]
  *	     [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--poll]
+ *	     [--net IFNAME,IP[/PREFIX]]
  *	     [--clones N [--clone-args ARGS]] IMAGE [-- ARGS]
  *   uvm run --template FILE [--clones N [--clone-args ARGS]] [-- ARGS]
  *				clones of a template file
@@ -31,6 +32,8 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +42,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <nvx/srq.h>
 #include <nvx/uvm.h>
 
 #include "nvxtool.h"
@@ -74,6 +78,7 @@ enum {
 	NVX_UVM_OPT_CLONES,
 	NVX_UVM_OPT_CLONE_ARGS,
 	NVX_UVM_OPT_TEMPLATE,
+	NVX_UVM_OPT_NET,
 	NVX_UVM_OPT_OUTPUT = 'o',
 };
 
@@ -396,6 +401,8 @@ struct nvx_uvm_run_args {
 	const char *tmpl;	/* run --template FILE */
 	const char *out;	/* template -o FILE */
 	bool mem_set;		/* --mem given */
+	bool net_set;		/* --net given */
+	struct nvx_uvm_net net;	/* --net IFNAME,IP[/PREFIX] */
 	struct nvx_uvm_tenant_args ta;
 	const char *image;
 	int argc;
@@ -422,6 +429,42 @@ static void nvx_uvm_print_stats(struct nvx_uvm_vm *vm)
 		(long long)nvx_uvm_kvm_stat(vm->stats_fd, "userspace_exits"),
 		(long long)nvx_uvm_kvm_stat(vm->stats_fd, "io_exits"),
 		(unsigned long long)vm->kicks);
+	if (vm->srq_fd >= 0) {
+		struct nvx_srq_stats ss = { .queue = NVX_SRQ_ALL_QUEUES };
+
+		if (ioctl(vm->srq_fd, NVX_SRQ_IOC_STATS, &ss))
+			return;
+		fprintf(stderr,
+			"vm %u net: rx %llu frames %llu B, drops no-buf %llu cq-full %llu, release garbage %llu; tx kicks %llu, sent %llu, dropped %llu\n",
+			st.vm_id, (unsigned long long)ss.rx_packets,
+			(unsigned long long)ss.rx_bytes,
+			(unsigned long long)ss.drops_no_buf,
+			(unsigned long long)ss.drops_cq_full,
+			(unsigned long long)ss.release_garbage,
+			(unsigned long long)vm->net_kicks,
+			(unsigned long long)vm->net_sent,
+			(unsigned long long)vm->net_dropped);
+	}
+}
+
+/* --net IFNAME,IP[/PREFIX] */
+static int nvx_uvm_parse_net(struct nvx_ctx *ctx, const char *arg,
+			     struct nvx_uvm_net *n)
+{
+	const char *comma = strchr(arg, ',');
+	char name[IF_NAMESIZE];
+
+	memset(n, 0, sizeof(*n));
+	if (!comma || comma == arg || comma - arg >= IF_NAMESIZE ||
+	    nvx_uvm_net_parse_ip(n, comma + 1))
+		return nvx_usage_error(ctx,
+				       "--net: IFNAME,IP[/PREFIX], not '%s'", arg);
+	memcpy(name, arg, comma - arg);
+	name[comma - arg] = '\0';
+	n->ifindex = if_nametoindex(name);
+	if (!n->ifindex)
+		return nvx_usage_error(ctx, "--net: no interface '%s'", name);
+	return NVX_EXIT_OK;
 }
 
 /*
@@ -447,6 +490,7 @@ static int nvx_uvm_run_parse(struct nvx_ctx *ctx, int argc, char **argv,
 		  NVX_UVM_OPT_CLONE_ARGS },
 		{ "template", required_argument, NULL, NVX_UVM_OPT_TEMPLATE },
 		{ "output", required_argument, NULL, NVX_UVM_OPT_OUTPUT },
+		{ "net", required_argument, NULL, NVX_UVM_OPT_NET },
 		{ }
 	};
 	int c, ret;
@@ -498,10 +542,19 @@ static int nvx_uvm_run_parse(struct nvx_ctx *ctx, int argc, char **argv,
 		case NVX_UVM_OPT_CLONE_ARGS:
 			a->clone_args = optarg;
 			break;
+		case NVX_UVM_OPT_NET:
+			ret = nvx_uvm_parse_net(ctx, optarg, &a->net);
+			if (ret)
+				return ret;
+			a->net_set = true;
+			break;
 		default:
 			return nvx_getopt_error(ctx, c, argv);
 		}
 	}
+	if (a->net_set && (make_tmpl || a->clones || a->tmpl))
+		return nvx_usage_error(ctx,
+				       "--net: one fresh VM (no template, no --clones): a clone's memory is shared");
 	if (make_tmpl && !a->out)
 		return nvx_usage_error(ctx, "-o FILE is required");
 	if (a->tmpl) {
@@ -614,6 +667,7 @@ static int nvx_uvm_guest(const struct nvx_uvm_run_args *a, const char *name,
 	o->argc = a->argc + 1;
 	o->argv = gargv;
 	o->slow = a->slow;
+	o->net = a->net_set ? &a->net : NULL;
 	return NVX_EXIT_OK;
 }
 
@@ -856,7 +910,7 @@ const struct nvx_cmd nvx_uvm_cmds[] = {
 		.name = "run",
 		.summary = "run a guest image in a light user VM",
 		.usage =
-			 "[--mem SIZE] [--vcpus 1] [--slow-path] [--stats] [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--poll] [--clones N [--clone-args ARGS]] IMAGE [-- ARGS...]\n"
+			 "[--mem SIZE] [--vcpus 1] [--slow-path] [--stats] [--policy FILE --tenant NAME | --root DIR] [--verbose] [--uintr] [--poll] [--net IFNAME,IP[/PREFIX]] [--clones N [--clone-args ARGS]] IMAGE [-- ARGS...]\n"
 			 "       uvm run --template FILE [--clones N [--clone-args ARGS]] [other options but --mem] [-- ARGS...]\n"
 			 "\n"
 			 "Starts a KVM VM with one vCPU whose RAM (SIZE, default 4M) is a grant\n"
@@ -874,6 +928,14 @@ const struct nvx_cmd nvx_uvm_cmds[] = {
 			 "--slow-path they exit to this VMM, which passes them on\n"
 			 "(NVX_UVM_CHAN_IOC_KICK): the baseline the fast path is measured against.\n"
 			 "--stats prints the VM's counters and KVM's exit counts on stderr.\n"
+			 "\n"
+			 "With --net IFNAME,IP[/PREFIX] (an nvxsim NIC; prefix 24 by default)\n"
+			 "the VM gets a network in its own memory: a shared RX queue set on\n"
+			 "IFNAME taking the frames for IP (and ARP asking for it), a TX ring\n"
+			 "beside it, 2 MiB of RAM above --mem for both; the guest runtime's\n"
+			 "net.c answers ARP and ping and gives UDP to the app (udp-echo.img).\n"
+			 "Not with --clones or --template. Documentation/nvx/uvm.rst,\n"
+			 "\"Networking\".\n"
 			 "\n"
 			 "With --clones N (1-255) the guest must reach its ready point (the\n"
 			 "runtime's ready_point()): there it is frozen into a template (its RAM\n"

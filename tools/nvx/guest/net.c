@@ -7,14 +7,16 @@
  * Receive: a completion at cq_cons is valid once the ring's prod (the
  * kernel's, release) has passed it; the frame is read in its buffer,
  * where the NIC wrote it. Its strides are given back through the release
- * ring, merged per buffer (a buffer's frames come in order), so that the
- * release ring needs about one entry per buffer, not per frame; the
- * kernel takes the entries when it refills. Fillers are the kernel's.
+ * ring, summed per buffer (a buffer's frames come in order) and written
+ * when a frame of the next buffer comes, so that the release ring needs
+ * about one entry per buffer, not per frame: the kernel takes entries
+ * only when it refills, and a full release ring is never waited on (the
+ * strides wait in their counter). Fillers are the kernel's.
  *
  * Notification: the kernel signals the VM's interrupt when it writes a
  * completion into a ring whose cons it found equal to prod. While
- * polling, the published cons stays one behind ours (no interrupt, no
- * exit, however many frames come); before sleeping the whole cons is
+ * polling, the published cons stays two behind ours (no interrupt, no
+ * exit, however many frames come: see cq_publish()); before sleeping the whole cons is
  * published, then the ring is looked at once more, then hlt: a frame
  * that comes in between raises the interrupt, which wakes the hlt.
  *
@@ -47,7 +49,8 @@ static struct net_stats st;
 
 /* the frame udp_recv() last returned, and strides waiting for release */
 static __u32 held_buf, held_strides;
-static __u32 pend_buf, pend_strides;
+static __u32 pend_buf;
+static unsigned short *pend;	/* per buffer: strides not yet released */
 
 static struct {
 	__u32 ip;
@@ -145,6 +148,11 @@ int net_init(void)
 
 	if (p->magic != NVX_VMNET_MAGIC || !net_sane(p))
 		return -ENODEV;
+	/* at most NVX_SRQ_MAX_STRIDES per buffer: a short is enough */
+	pend = alloc(p->nr_bufs * sizeof(*pend), 0);
+	if (!pend)
+		return -ENOMEM;
+	memset(pend, 0, p->nr_bufs * sizeof(*pend));
 	ni = p;
 	ring = (unsigned char *)(unsigned long)ni->ring_gpa;
 	cqh = (struct nvx_srq_ring *)(ring + ni->cq_offset);
@@ -323,40 +331,56 @@ int udp_send(const unsigned char *mac, unsigned int ip, unsigned short sport,
 
 /* ---------------------------------------------------------- receive --- */
 
-/* Publish cq_cons: whole before a sleep, one behind while polling. */
+/*
+ * Publish cq_cons: whole before a sleep, two behind while polling. One
+ * behind is not enough: the kernel publishes a completion, then reads
+ * cons to see whether the ring was empty, and a guest that took that
+ * completion in between has published its index by then.
+ */
 static void cq_publish(int whole)
 {
-	__u32 v = whole || !cq_cons ? cq_cons : cq_cons - 1;
+	__u32 v = whole || cq_cons < 2 ? cq_cons : cq_cons - 2;
 
 	__atomic_store_n(&cqh->cons, v, __ATOMIC_RELEASE);
 }
 
-static void rel_write(void)
+/*
+ * Write release entries for every buffer with strides waiting, as far
+ * as the ring has room; what does not fit waits for the next call (the
+ * kernel takes entries when it refills: never wait for it here).
+ */
+static void rel_flush(void)
 {
 	struct nvx_srq_rel *r;
+	__u32 b;
 
-	if (!pend_strides)
-		return;
-	/* the kernel takes entries when it refills; wait for room */
-	while (rel_prod - __atomic_load_n(&relh->cons, __ATOMIC_ACQUIRE) >=
-	       ni->rel_entries)
-		cpu_relax();
-	r = &rel[rel_prod & (ni->rel_entries - 1)];
-	r->buf = pend_buf;
-	r->strides = pend_strides;
-	r->flags = 0;
-	rel_prod++;
+	for (b = 0; b < ni->nr_bufs; b++) {
+		if (!pend[b])
+			continue;
+		if (rel_prod - __atomic_load_n(&relh->cons, __ATOMIC_ACQUIRE) >=
+		    ni->rel_entries)
+			break;
+		r = &rel[rel_prod & (ni->rel_entries - 1)];
+		r->buf = b;
+		r->strides = pend[b];
+		r->flags = 0;
+		rel_prod++;
+		pend[b] = 0;
+	}
 	__atomic_store_n(&relh->prod, rel_prod, __ATOMIC_RELEASE);
-	pend_strides = 0;
 }
 
-/* Give back @strides of @buf: merged with what waits for the same buffer. */
+/*
+ * Give back @strides of @buf. A buffer's frames come in order, so its
+ * strides are summed until a frame of another buffer comes: about one
+ * release entry per buffer, not one per frame.
+ */
 static void rel_add(__u32 buf, __u32 strides)
 {
-	if (pend_strides && (pend_buf != buf || pend_strides + strides > 0xffff))
-		rel_write();
+	if (pend_buf != buf)
+		rel_flush();
 	pend_buf = buf;
-	pend_strides += strides;
+	pend[buf] += strides;
 }
 
 static void release_held(void)
@@ -410,8 +434,12 @@ static void net_wait(void)
 {
 	unsigned long long end;
 
-	rel_write();
 	net_flush();
+	/*
+	 * Interrupts off while polling (the message wait may have left
+	 * them on): one that comes is taken only by the hlt it is for.
+	 */
+	asm volatile("cli" ::: "memory");
 	end = clock_ns() + NET_SPIN_US * 1000ULL;
 	while (!cq_ready()) {
 		if (poll_always || !have_irq || clock_ns() < end) {

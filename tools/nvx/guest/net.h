@@ -17,6 +17,7 @@
 #include "rt.h"
 #include "../lib/nvx_vmnet.h"
 
+#define ENOMEM		12
 #define ENODEV		19
 #define EHOSTUNREACH	113
 
@@ -42,7 +43,7 @@ struct net_stats {
 	unsigned long long halts;	/* waits that slept for an interrupt */
 };
 
-/* 0, or -ENODEV: the VMM gave this VM no network page. */
+/* 0, -ENODEV (the VMM gave this VM no network page) or -ENOMEM. */
 int net_init(void);
 const struct nvx_vmnet_info *net_info(void);
 const struct net_stats *net_stats(void);

@@ -19,31 +19,41 @@
  */
 #include "net.h"
 
-static void print_ip(unsigned int ip)
-{
-	const unsigned char *b = (const unsigned char *)&ip;
-	int i;
+/* A line built whole, then written at once: VMs sharing a stdout. */
+struct line {
+	char b[256];
+	unsigned int n;
+};
 
-	for (i = 0; i < 4; i++) {
-		print_dec(b[i]);
-		if (i < 3)
-			print(".");
-	}
+static void add(struct line *l, const char *s)
+{
+	while (*s && l->n < sizeof(l->b) - 1)
+		l->b[l->n++] = *s++;
 }
 
-static void print_stat(const char *name, unsigned long long v)
+static void add_dec(struct line *l, unsigned long long v)
 {
-	print(" ");
-	print(name);
-	print(" ");
-	print_dec(v);
+	char d[24];
+
+	d[fmt_u64(d, v, 10)] = '\0';
+	add(l, d);
+}
+
+static void add_stat(struct line *l, const char *name, unsigned long long v)
+{
+	add(l, " ");
+	add(l, name);
+	add(l, " ");
+	add_dec(l, v);
 }
 
 int nvx_main(int argc, char **argv)
 {
 	unsigned long port = 7, count = 0, n = 0;
 	const struct net_stats *s;
+	const unsigned char *ip;
 	int sink = 0, i, err = 0;
+	struct line l = { .n = 0 };
 	struct udp_dgram d;
 	char *end;
 
@@ -75,11 +85,15 @@ int nvx_main(int argc, char **argv)
 		print("udp-echo: no network\n");
 		return 2;
 	}
-	print("udp-echo: ");
-	print_ip(net_info()->ip4);
-	print(" port ");
-	print_dec(port);
-	print("\n");
+	ip = (const unsigned char *)&net_info()->ip4;
+	add(&l, "udp-echo: ");
+	for (i = 0; i < 4; i++) {
+		add_dec(&l, ip[i]);
+		add(&l, i < 3 ? "." : " port ");
+	}
+	add_dec(&l, port);
+	add(&l, "\n");
+	write(1, l.b, l.n);
 
 	while (!count || n < count) {
 		if (udp_recv(&d, 1))
@@ -98,14 +112,16 @@ int nvx_main(int argc, char **argv)
 	}
 	net_flush();
 	s = net_stats();
-	print("udp-echo:");
-	print_stat("rx", s->rx_udp);
-	print_stat("tx", s->tx_frames);
-	print_stat("arp", s->rx_arp);
-	print_stat("icmp", s->rx_icmp);
-	print_stat("bad", s->rx_bad);
-	print_stat("kicks", s->kicks);
-	print_stat("halts", s->halts);
-	print("\n");
+	l.n = 0;
+	add(&l, "udp-echo:");
+	add_stat(&l, "rx", s->rx_udp);
+	add_stat(&l, "tx", s->tx_frames);
+	add_stat(&l, "arp", s->rx_arp);
+	add_stat(&l, "icmp", s->rx_icmp);
+	add_stat(&l, "bad", s->rx_bad);
+	add_stat(&l, "kicks", s->kicks);
+	add_stat(&l, "halts", s->halts);
+	add(&l, "\n");
+	write(1, l.b, l.n);
 	return err;
 }

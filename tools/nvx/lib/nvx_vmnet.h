@@ -23,9 +23,9 @@
  * value to NVX_VMNET_PORT_KICK (out32); the VMM sends them
  * (NVX_SRQ_IOC_TX_KICK). Completion ring 0 signals the VM's interrupt
  * (the control page's irq_vector) when the guest had emptied it (its
- * cons equal to prod): a guest that keeps one completion unconsumed while
- * it polls gets no interrupt, one that publishes every completion
- * before it halts is woken by the next frame.
+ * cons equal to prod): a guest that keeps its published cons two behind
+ * what it consumed while it polls gets no interrupt, one that publishes
+ * every completion before it halts is woken by the next frame.
  */
 #ifndef NVX_VMNET_H
 #define NVX_VMNET_H

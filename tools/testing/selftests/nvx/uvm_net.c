@@ -10,7 +10,10 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/ip_icmp.h>
 #include <poll.h>
+#include <sys/uio.h>
 #include <nvx/srq.h>
 
 #include "uvm_fixture.h"
@@ -188,6 +191,27 @@ static int vm_srq_stats(struct vmm *v, struct nvx_srq_stats *st)
 	return ioctl(v->vm.srq_fd, NVX_SRQ_IOC_STATS, st) ? -errno : 0;
 }
 
+/* A VM's network as the VMM and its set see it, for a failure's log. */
+#define log_net(v) do {							\
+	struct nvx_srq_stats _st;					\
+									\
+	vm_srq_stats((v), &_st);					\
+	TH_LOG("vm %u: cq prod %u cons %u, rel prod %u cons %u, kicks %llu sent %llu err %d",\
+	       (v)->vm.vm_id, vm_cq_hdr(v)->prod, vm_cq_hdr(v)->cons,	\
+	       vm_rel_hdr(v)->prod, vm_rel_hdr(v)->cons,		\
+	       (unsigned long long)(v)->vm.net_kicks,			\
+	       (unsigned long long)(v)->vm.net_sent, (v)->vm.net_err);	\
+	TH_LOG("  set: rx %llu tx %llu no-buf %llu cq-full %llu refills %llu released %llu garbage %llu posted %u held %u strides %u", \
+	       (unsigned long long)_st.rx_packets,			\
+	       (unsigned long long)_st.tx_packets,			\
+	       (unsigned long long)_st.drops_no_buf,			\
+	       (unsigned long long)_st.drops_cq_full,			\
+	       (unsigned long long)_st.refills,				\
+	       (unsigned long long)_st.released,			\
+	       (unsigned long long)_st.release_garbage,			\
+	       _st.bufs_posted, _st.bufs_held, _st.posted_strides);	\
+} while (0)
+
 /* "KEY N" in the guest's counters line: N, or -1. */
 static long long out_count(const char *out, const char *key)
 {
@@ -203,6 +227,220 @@ static long long out_count(const char *out, const char *key)
 	return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
 }
 
+
+/* One ICMP echo to @dst answered by it, byte for byte: 0, or -errno. */
+static int icmp_ping(uint32_t dst, uint16_t seq)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	unsigned char out[64], in[256];
+	struct icmphdr *h = (struct icmphdr *)out;
+	struct pollfd pfd;
+	unsigned int i, sum = 0;
+	int s, ret = -ETIMEDOUT;
+	uint64_t end = now_ms() + ECHO_WAIT_MS;
+	ssize_t n;
+
+	s = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP);
+	if (s < 0)
+		return -errno;
+	memset(out, 0, sizeof(out));
+	h->type = ICMP_ECHO;
+	h->un.echo.id = htons(0x4e56);
+	h->un.echo.sequence = htons(seq);
+	for (i = sizeof(*h); i < sizeof(out); i++)
+		out[i] = i;
+	for (i = 0; i < sizeof(out); i += 2)
+		sum += out[i] << 8 | out[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	h->checksum = htons(~sum & 0xffff);
+	a.sin_addr.s_addr = dst;
+	if (sendto(s, out, sizeof(out), 0, (struct sockaddr *)&a,
+		   sizeof(a)) != sizeof(out)) {
+		ret = -errno;
+		goto out;
+	}
+	pfd.fd = s;
+	pfd.events = POLLIN;
+	while (now_ms() < end && poll(&pfd, 1, ECHO_WAIT_MS) == 1) {
+		struct iphdr *ip = (struct iphdr *)in;
+		struct icmphdr *r;
+
+		n = recv(s, in, sizeof(in), 0);
+		if (n < (ssize_t)sizeof(*ip) || ip->saddr != dst)
+			continue;
+		r = (struct icmphdr *)(in + ip->ihl * 4);
+		if (n - ip->ihl * 4 != (ssize_t)sizeof(out) ||
+		    r->type != ICMP_ECHOREPLY || r->un.echo.id != h->un.echo.id ||
+		    r->un.echo.sequence != h->un.echo.sequence)
+			continue;
+		ret = memcmp(in + ip->ihl * 4 + sizeof(*h), out + sizeof(*h),
+			     sizeof(out) - sizeof(*h)) ? -EBADMSG : 0;
+		break;
+	}
+out:
+	close(s);
+	return ret;
+}
+
+/* Serve until the guests' stdout has @n lines with @what. */
+static int serve_until_lines(struct server *sv, const char *what,
+			     unsigned int n)
+{
+	uint64_t end = now_ms() + DEADLINE_MS;
+	unsigned int seen;
+	char *out, *p;
+	int ret;
+
+	for (;;) {
+		out = server_stdout(sv, NULL);
+		if (!out)
+			return -ENOMEM;
+		for (seen = 0, p = out; (p = strstr(p, what)); p++)
+			seen++;
+		free(out);
+		if (seen >= n)
+			return 0;
+		if (now_ms() > end)
+			return -ETIMEDOUT;
+		ret = serve_for(sv, 20);
+		if (ret)
+			return ret;
+	}
+}
+
+/* The guest's completion ring 0, as the VMM sees it in the guest's RAM. */
+static struct nvx_srq_ring *vm_cq_hdr(struct vmm *v)
+{
+	return (struct nvx_srq_ring *)((char *)v->vm.mem +
+				       v->vm.net->ring_gpa +
+				       v->vm.net->cq_offset);
+}
+
+static struct nvx_srq_ring *vm_rel_hdr(struct vmm *v)
+{
+	return (struct nvx_srq_ring *)((char *)v->vm.mem +
+				       v->vm.net->ring_gpa +
+				       v->vm.net->rel_offset);
+}
+
+/*
+ * A flood of 64-byte datagrams to one guest, sendmmsg() in batches, with
+ * at most @window not yet consumed from the guest's completion ring
+ * (its cons, in its RAM): none dropped however slow the guest is. With
+ * @count 0 it floods without a window until @stop.
+ */
+struct flood {
+	uint32_t dst;
+	uint64_t count, sent;
+	unsigned int window;
+	struct vmm *v;
+	int stop, done, err;
+	pthread_t thread;
+};
+
+static void *flood_run(void *arg)
+{
+	struct flood *f = arg;
+	unsigned char d[64][18];
+	struct mmsghdr m[64];
+	struct iovec iov[64];
+	int s = udp_client(f->dst), i, k;
+
+	if (s < 0) {
+		f->err = errno;
+		goto out;
+	}
+	memset(m, 0, sizeof(m));
+	for (i = 0; i < 64; i++) {
+		iov[i].iov_base = d[i];
+		iov[i].iov_len = sizeof(d[i]);
+		m[i].msg_hdr.msg_iov = &iov[i];
+		m[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED) &&
+	       (!f->count || f->sent < f->count)) {
+		k = 64;
+		if (f->count && f->count - f->sent < 64)
+			k = f->count - f->sent;
+		if (f->count) {
+			struct nvx_srq_ring *h = vm_cq_hdr(f->v);
+
+			/* sent - consumed, and ARP's frames, within the window */
+			if (f->sent + k - __atomic_load_n(&h->cons,
+							  __ATOMIC_ACQUIRE) >
+			    f->window) {
+				usleep(200);
+				continue;
+			}
+		}
+		for (i = 0; i < k; i++)
+			dgram_fill(d[i], sizeof(d[i]), f->sent + i);
+		k = sendmmsg(s, m, k, 0);
+		if (k < 0) {
+			if (errno == ENOBUFS || errno == EAGAIN) {
+				usleep(1000);
+				continue;
+			}
+			f->err = errno;
+			break;
+		}
+		f->sent += k;
+	}
+	close(s);
+out:
+	__atomic_store_n(&f->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A permanent neighbour entry for @v on the peer: no ARP in the way. */
+static int neigh_set(const struct net_env *ne, struct vmm *v)
+{
+	const uint8_t *m = v->vm.net->mac;
+	char ip[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &v->vm.net->ip4, ip, sizeof(ip));
+	return sh("ip neigh replace %s lladdr %02x:%02x:%02x:%02x:%02x:%02x dev %s nud permanent",
+		  ip, m[0], m[1], m[2], m[3], m[4], m[5], ne->nic.peer);
+}
+
+/* Launch udp-echo on @ne's NIC at NET_PFX @last with @args (NULL-ended). */
+#define launch_net(e, v, no, ne, last, ...)				\
+	(net_opts((no), (ne), (last)), (v)->o.net = (no),		\
+	 vmm_launch((e), (v), (e)->ep, 0, "udp-echo", __VA_ARGS__))
+
+static int64_t stat_of(struct vmm *v, const char *name)
+{
+	return nvx_uvm_kvm_stat(v->vm.stats_fd, name);
+}
+
+/*
+ * Fixture "uvm_net": the uvm fixture's environment, and a NIC pair with
+ * the host's address on the peer, deleted in the teardown.
+ */
+FIXTURE(uvm_net) {
+	struct env e;
+	struct net_env ne;
+};
+
+FIXTURE_SETUP(uvm_net)
+{
+	env_setup(_metadata, &self->e, true);
+	if (net_env_up(&self->ne)) {
+		net_env_down(&self->ne);
+		SKIP(return, "no nvxsim NIC with the host's address");
+	}
+}
+
+FIXTURE_TEARDOWN(uvm_net)
+{
+	/* first: a teardown that fails must not leave the subnet routed */
+	net_env_down(&self->ne);
+	env_teardown(_metadata, &self->e);
+}
+
+#define NET_TEST(name)	TEST_F_TIMEOUT(uvm_net, name, 300)
+
 /* =========================================================== tests === */
 
 /*
@@ -210,13 +448,12 @@ static long long out_count(const char *out, const char *key)
  * its own receive queue: the host's ARP for it answered, its set's
  * counters agreeing with what was sent, nothing dropped or refused.
  */
-UVM_TEST(udp_echo_round_trip)
+NET_TEST(udp_echo_round_trip)
 {
 	static const unsigned int sizes[] = { 18, 200, 1400 };
 	struct env *e = &self->e;
 	struct nvx_srq_stats st;
 	struct nvx_uvm_net no;
-	struct net_env ne = { 0 };
 	struct pinger p;
 	struct server sv;
 	struct vmm *v;
@@ -224,11 +461,7 @@ UVM_TEST(udp_echo_round_trip)
 	unsigned int i;
 	char *out;
 
-	if (net_env_up(&ne)) {
-		net_env_down(&ne);
-		SKIP(return, "no nvxsim NIC");
-	}
-	net_opts(&no, &ne, 2);
+	net_opts(&no, &self->ne, 2);
 	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
 	ASSERT_NE(NULL, v = vmm_new(e));
 	v->o.net = &no;
@@ -273,7 +506,420 @@ UVM_TEST(udp_echo_round_trip)
 
 	finish_vm(_metadata, e, v, e->ep, NVX_UVM_DETACHED);
 	server_fini(&sv);
-	net_env_down(&ne);
+}
+
+/*
+ * Two VMs on one NIC, at .2 and .3: each answers its own client, and its
+ * set saw only its own frames (its datagrams and the ARP for it). ping
+ * (ICMP echo) is answered by the runtime on the way.
+ */
+NET_TEST(two_vms_each_their_own)
+{
+	struct env *e = &self->e;
+	struct nvx_srq_stats st[2];
+	struct nvx_uvm_net no[2];
+	struct pinger p[2];
+	struct server sv;
+	struct vmm *v[2];
+	int i;
+
+	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
+	for (i = 0; i < 2; i++) {
+		ASSERT_NE(NULL, v[i] = vmm_new(e));
+		ASSERT_EQ(0, launch_net(e, v[i], &no[i], &self->ne, 2 + i, "--count",
+					i ? "150" : "100", NULL))
+			TH_LOG("%s", vmm_why(v[i]));
+	}
+	ASSERT_EQ(0, serve_until_lines(&sv, " port 7\n", 2));
+	/* ping both, the second twice */
+	EXPECT_EQ(0, icmp_ping(no[0].ip4, 1));
+	EXPECT_EQ(0, icmp_ping(no[1].ip4, 2));
+	EXPECT_EQ(0, icmp_ping(no[1].ip4, 3));
+	ASSERT_EQ(0, pinger_start(&p[0], no[0].ip4, 100, 100, 4));
+	ASSERT_EQ(0, pinger_start(&p[1], no[1].ip4, 150, 300, 4));
+	ASSERT_EQ(0, serve_done(&sv, v, 2, DEADLINE_MS));
+	for (i = 0; i < 2; i++) {
+		pthread_join(p[i].thread, NULL);
+		EXPECT_EQ(0, p[i].err) TH_LOG("VM %d: %s", i, p[i].why);
+		EXPECT_EQ(0, v[i]->ret) TH_LOG("%s", vmm_why(v[i]));
+		ASSERT_EQ(0, vm_srq_stats(v[i], &st[i]));
+		TH_LOG("VM %d: rx %llu tx %llu kicks %llu", i,
+		       (unsigned long long)st[i].rx_packets,
+		       (unsigned long long)st[i].tx_packets,
+		       (unsigned long long)v[i]->vm.net_kicks);
+		EXPECT_EQ(0U, st[i].release_garbage);
+		EXPECT_EQ(0U, st[i].drops_no_buf + st[i].drops_cq_full);
+	}
+	/* datagrams + pings + a few ARP requests: never the other's */
+	EXPECT_LE(100U + 1, st[0].rx_packets);
+	EXPECT_GE(100U + 1 + 5, st[0].rx_packets);
+	EXPECT_LE(150U + 2, st[1].rx_packets);
+	EXPECT_GE(150U + 2 + 5, st[1].rx_packets);
+	for (i = 0; i < 2; i++)
+		finish_vm(_metadata, e, v[i], e->ep, NVX_UVM_DETACHED);
+	server_fini(&sv);
+}
+
+/*
+ * A polling guest receives 10,000 frames with no exit for them (KVM's
+ * own counters, from its start line to its end): what it costs is its
+ * last line and its exit (a WRITE and an EXIT message: a doorbell, a
+ * halt and an interrupt for each reply, the exit port), whatever the
+ * number of frames; the other exits come from the host's interrupts
+ * (irq_exits).
+ */
+NET_TEST(polling_guest_takes_no_exits)
+{
+	static const char *const names[] = {
+		"exits", "irq_exits", "io_exits", "halt_exits",
+		"irq_injections", "userspace_exits", "irq_window_exits",
+	};
+	int64_t before[ARRAY_SIZE(names)], after[ARRAY_SIZE(names)];
+	struct env *e = &self->e;
+	struct nvx_srq_stats st;
+	struct nvx_uvm_net no;
+	struct flood f = { 0 };
+	long long notified;
+	struct server sv;
+	struct vmm *v;
+	unsigned int i;
+	char *out;
+
+	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
+	ASSERT_NE(NULL, v = vmm_new(e));
+	ASSERT_EQ(0, launch_net(e, v, &no, &self->ne, 2, "--count", "10000",
+				"--sink", "--poll", NULL))
+		TH_LOG("%s", vmm_why(v));
+	ASSERT_EQ(0, neigh_set(&self->ne, v));
+	ASSERT_EQ(0, serve_until_lines(&sv, " port 7\n", 1));
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		before[i] = stat_of(v, names[i]);
+
+	f.dst = no.ip4;
+	f.count = 10000;
+	f.window = 512;
+	f.v = v;
+	ASSERT_EQ(0, pthread_create(&f.thread, NULL, flood_run, &f));
+	if (serve_done(&sv, &v, 1, DEADLINE_MS)) {
+		vm_srq_stats(v, &st);
+		out = server_stdout(&sv, NULL);
+		TH_LOG("guest: %s", out);
+		free(out);
+		TH_LOG("sent %llu, err %d; cq prod %u cons %u; rel prod %u cons %u",
+		       (unsigned long long)f.sent, f.err, vm_cq_hdr(v)->prod,
+		       vm_cq_hdr(v)->cons, vm_rel_hdr(v)->prod,
+		       vm_rel_hdr(v)->cons);
+		TH_LOG("set: rx %llu drops no-buf %llu cq-full %llu refills %llu returned %llu released %llu garbage %llu posted %u filling %u held %u strides %u",
+		       (unsigned long long)st.rx_packets,
+		       (unsigned long long)st.drops_no_buf,
+		       (unsigned long long)st.drops_cq_full,
+		       (unsigned long long)st.refills,
+		       (unsigned long long)st.bufs_returned,
+		       (unsigned long long)st.released,
+		       (unsigned long long)st.release_garbage,
+		       st.bufs_posted, st.bufs_filling, st.bufs_held,
+		       st.posted_strides);
+		__atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
+		pthread_join(f.thread, NULL);
+		ASSERT_TRUE(false);
+	}
+	out = serve_to_exit(_metadata, &sv, v, NULL);
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		after[i] = stat_of(v, names[i]);
+	pthread_join(f.thread, NULL);
+	EXPECT_EQ(0, f.err);
+	EXPECT_EQ(10000U, f.sent);
+	EXPECT_EQ(10000, out_count(out, "rx"));
+	EXPECT_EQ(0, out_count(out, "halts"));
+	free(out);
+	notified = fdinfo_num(v->vm.srq_fd, "queue0_notified");
+	TH_LOG("notified: %lld", notified);
+	/* the set's wake-ups: the first frame's at most */
+	EXPECT_GE(1, notified);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		TH_LOG("%s: %lld", names[i], (long long)(after[i] - before[i]));
+		ASSERT_LE(0, before[i]) TH_LOG("no KVM statistic %s", names[i]);
+	}
+	EXPECT_GE(3, after[2] - before[2]);	/* io_exits: 2 doorbells, the port */
+	EXPECT_GE(2, after[3] - before[3]);	/* halt_exits: the 2 replies */
+	EXPECT_GE(3, after[4] - before[4]);	/* and their interrupts, 1 frame's */
+	EXPECT_GE(1, after[5] - before[5]);	/* userspace_exits: the port */
+	/* beyond the host's interrupts, at most one exit per 500 frames */
+	EXPECT_GE(20, (after[0] - before[0]) - (after[1] - before[1]));
+	ASSERT_EQ(0, vm_srq_stats(v, &st));
+	EXPECT_EQ(10000U, st.rx_packets);
+	EXPECT_EQ(0U, st.drops_no_buf + st.drops_cq_full);
+	finish_vm(_metadata, e, v, e->ep, NVX_UVM_DETACHED);
+	server_fini(&sv);
+}
+
+/*
+ * A hostile guest (the test writes into VM A's memory what A could):
+ * garbage release entries and an index far ahead, completions scribbled
+ * over. A's set counts them; B on the same NIC answers every datagram.
+ */
+NET_TEST(hostile_guest_hurts_only_itself)
+{
+	struct env *e = &self->e;
+	struct nvx_srq_release rel = { 0 };
+	struct nvx_srq_stats st[2];
+	struct nvx_uvm_net no[2];
+	struct nvx_srq_ring *h;
+	struct nvx_srq_rel *r;
+	struct pinger p[2];
+	struct server sv;
+	struct vmm *v[2];
+	unsigned int i;
+
+	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
+	for (i = 0; i < 2; i++) {
+		ASSERT_NE(NULL, v[i] = vmm_new(e));
+		ASSERT_EQ(0, launch_net(e, v[i], &no[i], &self->ne, 2 + i, NULL))
+			TH_LOG("%s", vmm_why(v[i]));
+	}
+	ASSERT_EQ(0, serve_until_lines(&sv, " port 7\n", 2));
+
+	/* A's release ring: 16 garbage entries, then prod far ahead */
+	h = vm_rel_hdr(v[0]);
+	r = (struct nvx_srq_rel *)(h + 1);
+	for (i = 0; i < 16; i++) {
+		r[i].buf = i & 1 ? 1000000 : 0;
+		r[i].strides = i & 1 ? 1 : 60000;
+		r[i].flags = i % 3 ? 0 : 0x80;
+	}
+	__atomic_store_n(&h->prod, 16, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, ioctl(v[0]->vm.srq_fd, NVX_SRQ_IOC_RELEASE, &rel));
+	EXPECT_EQ(16U, rel.garbage);
+	__atomic_store_n(&h->prod, 16 + 1000000, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, ioctl(v[0]->vm.srq_fd, NVX_SRQ_IOC_RELEASE, &rel));
+	EXPECT_LE(1U, rel.garbage);
+	/* and its completions: whatever it reads next is garbage */
+	memset(vm_cq_hdr(v[0]) + 1, 0xa5,
+	       v[0]->vm.net->cq_entries * sizeof(struct nvx_srq_cqe));
+
+	ASSERT_EQ(0, pinger_start(&p[0], no[0].ip4, 50, 64, 4));
+	ASSERT_EQ(0, pinger_start(&p[1], no[1].ip4, 200, 64, 4));
+	while (!pinger_done(&p[0]) || !pinger_done(&p[1]))
+		ASSERT_EQ(0, serve_for(&sv, 20));
+	for (i = 0; i < 2; i++)
+		pthread_join(p[i].thread, NULL);
+	TH_LOG("A's client: %u echoed (%s)", p[0].echoed,
+	       p[0].err ? p[0].why : "all");
+	if (p[1].err) {
+		log_net(v[0]);
+		log_net(v[1]);
+	}
+	EXPECT_EQ(0, p[1].err) TH_LOG("B: %s", p[1].why);
+	EXPECT_EQ(200U, p[1].echoed);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, vm_srq_stats(v[i], &st[i]));
+	EXPECT_LE(17U, st[0].release_garbage);
+	EXPECT_EQ(0U, st[1].release_garbage);
+	EXPECT_EQ(0U, st[1].drops_no_buf + st[1].drops_cq_full);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, vmm_stop(v[i], SHORT_MS));
+		finish_vm(_metadata, e, v[i], e->ep, NVX_UVM_DETACHED);
+	}
+	server_fini(&sv);
+}
+
+/*
+ * The NIC is deleted under a VM that echoes: the set detaches, the guest
+ * waits on (its kicks fail with ENXIO at most), and stopping it returns
+ * everything (the pool's bytes: the teardown).
+ */
+NET_TEST(nic_deleted_under_a_running_vm)
+{
+	struct env *e = &self->e;
+	struct nvx_srq_stats st;
+	struct nvx_uvm_net no;
+	struct pinger p;
+	struct server sv;
+	struct vmm *v;
+	int i;
+
+	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
+	ASSERT_NE(NULL, v = vmm_new(e));
+	ASSERT_EQ(0, launch_net(e, v, &no, &self->ne, 2, NULL))
+		TH_LOG("%s", vmm_why(v));
+	ASSERT_EQ(0, pinger_start(&p, no.ip4, 50, 64, 4));
+	while (!pinger_done(&p))
+		ASSERT_EQ(0, serve_for(&sv, 20));
+	pthread_join(p.thread, NULL);
+	EXPECT_EQ(50U, p.echoed) TH_LOG("%s", p.why);
+	if (p.err)
+		log_net(v);
+
+	net_env_down(&self->ne);
+	/* the set outlives its NIC, detached */
+	for (i = 0; i < SHORT_MS; i++) {
+		ASSERT_EQ(0, vm_srq_stats(v, &st));
+		if (!st.ifindex)
+			break;
+		usleep(1000);
+	}
+	EXPECT_EQ(0U, st.ifindex);
+	ASSERT_EQ(0, serve_for(&sv, 200));
+	EXPECT_FALSE(vmm_done(v)) TH_LOG("%s", vmm_why(v));
+	ASSERT_EQ(0, vmm_stop(v, SHORT_MS));
+	finish_vm(_metadata, e, v, e->ep, NVX_UVM_DETACHED);
+	server_fini(&sv);
+}
+
+/*
+ * A VM stopped and destroyed while frames pour in: its set goes with it
+ * (the NIC has none attached after), nothing leaks (the teardown), and
+ * a new VM at the same address works on the same NIC.
+ */
+NET_TEST(vm_stopped_while_frames_arrive)
+{
+	struct env *e = &self->e;
+	struct nvx_uvm_net no;
+	struct flood f = { 0 };
+	struct pinger p;
+	struct server sv;
+	struct vmm *v;
+
+	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
+	ASSERT_NE(NULL, v = vmm_new(e));
+	ASSERT_EQ(0, launch_net(e, v, &no, &self->ne, 2, "--sink", NULL))
+		TH_LOG("%s", vmm_why(v));
+	ASSERT_EQ(0, neigh_set(&self->ne, v));
+	ASSERT_EQ(0, serve_until_lines(&sv, " port 7\n", 1));
+	f.dst = no.ip4;
+	ASSERT_EQ(0, pthread_create(&f.thread, NULL, flood_run, &f));
+	ASSERT_EQ(0, serve_for(&sv, 500));
+	ASSERT_EQ(0, vmm_stop(v, SHORT_MS));
+	finish_vm(_metadata, e, v, e->ep, NVX_UVM_DETACHED);
+	EXPECT_EQ(0, wait_detached(e->fd, self->ne.nic.ifindex));
+	__atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(f.thread, NULL);
+	EXPECT_EQ(0, f.err);
+	EXPECT_LT(0U, f.sent);
+
+	/* the address is free again */
+	ASSERT_NE(NULL, v = vmm_new(e));
+	ASSERT_EQ(0, launch_net(e, v, &no, &self->ne, 2, "--count", "20", NULL))
+		TH_LOG("%s", vmm_why(v));
+	ASSERT_EQ(0, pinger_start(&p, no.ip4, 20, 64, 4));
+	free(serve_to_exit(_metadata, &sv, v, NULL));
+	pthread_join(p.thread, NULL);
+	EXPECT_EQ(0, p.err) TH_LOG("%s", p.why);
+	finish_vm(_metadata, e, v, e->ep, NVX_UVM_DETACHED);
+	server_fini(&sv);
+}
+
+/*
+ * Bad network options: each refused with its errno at its step, nothing
+ * left behind (the teardown counts the pool); a template cannot have a
+ * network; two VMs cannot take one address on a NIC.
+ */
+NET_TEST(bad_network_options)
+{
+	static const struct {
+		const char *s;
+		int ret;
+		uint32_t prefix;
+	} ips[] = {
+		{ "10.0.0.1", 0, 24 }, { "10.0.0.1/8", 0, 8 },
+		{ "10.0.0.1/32", 0, 32 }, { "0.0.0.0", -EINVAL, 0 },
+		{ "10.0.0.1/0", -EINVAL, 0 }, { "10.0.0.1/33", -EINVAL, 0 },
+		{ "10.0.0", -EINVAL, 0 }, { "10.0.0.1/", -EINVAL, 0 },
+		{ "", -EINVAL, 0 }, { "10.0.0.1/8x", -EINVAL, 0 },
+	};
+	struct env *e = &self->e;
+	struct nvx_uvm_net no, bad;
+	struct nvx_uvm_tmpl t;
+	struct server sv;
+	struct vmm *v, *w;
+	const char *where;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ips); i++) {
+		memset(&no, 0, sizeof(no));
+		EXPECT_EQ(ips[i].ret, nvx_uvm_net_parse_ip(&no, ips[i].s))
+			TH_LOG("\"%s\"", ips[i].s);
+		if (!ips[i].ret)
+			EXPECT_EQ(ips[i].prefix, no.prefix);
+	}
+	net_opts(&no, &self->ne, 2);
+
+	/* field by field */
+	bad = no;
+	bad.ip4 = 0;
+	ASSERT_NE(NULL, v = vmm_new(e));
+	v->o.net = &bad;
+	EXPECT_EQ(-EINVAL, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
+	EXPECT_STREQ("network options", v->where);
+	EXPECT_EQ(0, vmm_free(e, v));
+
+	bad = no;
+	bad.nr_bufs = NVX_UVM_NET_MAX_BUFS + 1;
+	ASSERT_NE(NULL, v = vmm_new(e));
+	v->o.net = &bad;
+	EXPECT_EQ(-EINVAL, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
+	EXPECT_EQ(0, vmm_free(e, v));
+
+	bad = no;
+	bad.cq_entries = 1000;
+	ASSERT_NE(NULL, v = vmm_new(e));
+	v->o.net = &bad;
+	EXPECT_EQ(-EINVAL, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
+	EXPECT_EQ(0, vmm_free(e, v));
+
+	bad = no;
+	bad.cq_entries = 4096;	/* rings over the area's 64 KiB */
+	ASSERT_NE(NULL, v = vmm_new(e));
+	v->o.net = &bad;
+	EXPECT_EQ(-EINVAL, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
+	EXPECT_EQ(0, vmm_free(e, v));
+
+	bad = no;
+	bad.ifindex = if_nametoindex("lo");	/* no backend drives it */
+	ASSERT_NE(NULL, v = vmm_new(e));
+	v->o.net = &bad;
+	EXPECT_EQ(-EOPNOTSUPP, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
+	EXPECT_STREQ("NVX_IOC_SRQ_CREATE", v->where);
+	EXPECT_EQ(0, vmm_free(e, v));
+
+	bad = no;
+	bad.ifindex = 0x7fffffff;
+	ASSERT_NE(NULL, v = vmm_new(e));
+	v->o.net = &bad;
+	EXPECT_EQ(-ENODEV, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
+	EXPECT_EQ(0, vmm_free(e, v));
+
+	/* one address, one VM: the second is refused, the first unharmed */
+	ASSERT_NE(NULL, v = vmm_new(e));
+	v->o.net = &no;
+	ASSERT_EQ(0, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL))
+		TH_LOG("%s", vmm_why(v));
+	ASSERT_NE(NULL, w = vmm_new(e));
+	w->o.net = &no;
+	EXPECT_EQ(-EBUSY, vmm_launch(e, w, e->ep, 0, "udp-echo", NULL));
+	EXPECT_EQ(0, vmm_free(e, w));
+	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
+	ASSERT_EQ(0, serve_until_lines(&sv, " port 7\n", 1));
+	EXPECT_EQ(0, icmp_ping(no.ip4, 9));
+	ASSERT_EQ(0, vmm_stop(v, SHORT_MS));
+	finish_vm(_metadata, e, v, e->ep, NVX_UVM_DETACHED);
+	server_fini(&sv);
+
+	/* a template: its clones would share the set's memory */
+	ASSERT_NE(NULL, v = vmm_new(e));
+	ASSERT_GT((int)sizeof(v->image),
+		  snprintf(v->image, sizeof(v->image), "%s/udp-echo.img",
+			   e->dir));
+	v->argv[0] = "udp-echo";
+	v->o.mem = VM_MEM;
+	v->o.image = v->image;
+	v->o.argc = 1;
+	v->o.argv = v->argv;
+	v->o.ep_fd = e->ep;
+	v->o.net = &no;
+	EXPECT_EQ(-EINVAL, nvx_uvm_tmpl_make(&t, e->fd, &v->o, &where));
+	EXPECT_STREQ("a template with a network", where);
+	EXPECT_EQ(0, vmm_free(e, v));
 }
 
 TEST_HARNESS_MAIN
