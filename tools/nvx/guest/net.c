@@ -451,6 +451,7 @@ static void net_wait(void)
 		if (!cq_ready()) {
 			st.halts++;
 			halt();
+			halt_woke(!cq_ready());
 		}
 		end = clock_ns() + NET_SPIN_US * 1000ULL;
 	}

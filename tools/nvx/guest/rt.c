@@ -190,6 +190,14 @@ static void tick_idle(void)
 	tick_ms = tick_ms * 2 > TICK_MAX_MS ? TICK_MAX_MS : tick_ms * 2;
 }
 
+void halt_woke(int idle)
+{
+	if (idle)
+		tick_idle();
+	else
+		tick_ms = TICK_MS;
+}
+
 void halt(void)
 {
 	tick_arm();

@@ -91,7 +91,13 @@ long read(int fd, void *buf, unsigned long n);		/* one message */
 noreturn void exit(int status);		/* EXIT message, then the port */
 noreturn void exit_now(int status);	/* the exit port only */
 unsigned long long clock_ns(void);	/* TSC, since boot */
-void halt(void);	/* with a vector, interrupts off: hlt <= 10 ms */
+/* with a vector, interrupts off: hlt until an interrupt or the safety tick */
+void halt(void);
+/*
+ * After a halt(): @idle, it woke to nothing, and the next safety tick
+ * comes later (doubling up to 1 s); else back to 10 ms.
+ */
+void halt_woke(int idle);
 unsigned long long realtime_ns(void);	/* CLOCK message; 0 on error */
 const unsigned char *seed(void);	/* NVX_UVM_SEED_SIZE bytes */
 /*
