@@ -14,6 +14,8 @@
  *          servers: cold start to first response, keep-alive rate
  *   scale  user VMs started from a template against fresh boots, fork+exec
  *          and fork; memory per idle clone
+ *   vmnet  UDP echoed by a user VM on its own receive queue against a
+ *          host process on a veth pair; exits per frame
  *
  * The options, the dispatcher and the JSON writer are nvxtool's
  * (common.c, json.c); bench.h describes how a benchmark plugs in.
@@ -47,6 +49,7 @@ static const struct nvx_cmd nvx_benchs[] = {
 	NVX_BENCH(sys, "the system side: policy, VM-to-VM, forwarded file calls"),
 	NVX_BENCH(http, "an HTTP function in user VMs against host servers"),
 	NVX_BENCH(scale, "user VMs from a template against fresh boots and processes; density"),
+	NVX_BENCH(vmnet, "UDP echoed by a user VM on its own RX queue against a process on veth"),
 	NVX_BENCH(uintr, "time nvx user interrupts against signals and eventfd"),
 	NVX_BENCH(srq, "measure nvx shared RX buffers against per-queue buffers and AF_PACKET"),
 	{ }

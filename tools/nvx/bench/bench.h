@@ -24,6 +24,7 @@ extern const char nvx_bench_srq_usage[];
 extern const char nvx_bench_sys_usage[];
 extern const char nvx_bench_http_usage[];
 extern const char nvx_bench_scale_usage[];
+extern const char nvx_bench_vmnet_usage[];
 int cmd_bench_grant(struct nvx_ctx *ctx, int argc, char **argv);
 int cmd_bench_uvm(struct nvx_ctx *ctx, int argc, char **argv);
 int cmd_bench_uintr(struct nvx_ctx *ctx, int argc, char **argv);
@@ -31,6 +32,7 @@ int cmd_bench_srq(struct nvx_ctx *ctx, int argc, char **argv);
 int cmd_bench_sys(struct nvx_ctx *ctx, int argc, char **argv);
 int cmd_bench_http(struct nvx_ctx *ctx, int argc, char **argv);
 int cmd_bench_scale(struct nvx_ctx *ctx, int argc, char **argv);
+int cmd_bench_vmnet(struct nvx_ctx *ctx, int argc, char **argv);
 
 /* Start to first byte on stdout of @argv (NULL: a fork), in ns: bench.c. */
 int nvx_bench_first_byte(char *const argv[], uint64_t *ns);

@@ -27,6 +27,8 @@
 #include <nvx/srq.h>
 
 #define NET_SPIN_US	200		/* polling before a sleep */
+#define NET_FLUSH_US	30		/* a frame this soon joins the batch */
+#define NET_TX_BATCH	32		/* posted frames that kick at once */
 #define ARP_SLOTS	8
 #define ETH_HLEN	14
 #define ETH_MIN		60		/* frames are padded to this */
@@ -429,11 +431,22 @@ static int rx_frame(const unsigned char **f, unsigned int *len)
 	return 0;
 }
 
-/* Poll for a while, then sleep until the interrupt (or the tick). */
+/*
+ * Poll for a while, then sleep until the interrupt (or the tick). What
+ * was posted is sent first (a port write, an exit to the VMM), unless a
+ * frame comes within NET_FLUSH_US and fewer than NET_TX_BATCH wait: its
+ * answer then goes in the same kick.
+ */
 static void net_wait(void)
 {
 	unsigned long long end;
 
+	if (tx_prod != tx_kicked && tx_prod - tx_kicked < NET_TX_BATCH) {
+		end = clock_ns() + NET_FLUSH_US * 1000ULL;
+		while (clock_ns() < end)
+			if (cq_ready())
+				return;
+	}
 	net_flush();
 	/*
 	 * Interrupts off while polling (the message wait may have left

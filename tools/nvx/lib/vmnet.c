@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -55,9 +56,8 @@ int nvx_uvm_net_parse_ip(struct nvx_uvm_net *n, const char *s)
 	struct in_addr a;
 	unsigned long p = 24;
 
-	if (strlen(s) >= sizeof(buf))
+	if (snprintf(buf, sizeof(buf), "%s", s) >= (int)sizeof(buf))
 		return -EINVAL;
-	strcpy(buf, s);
 	slash = strchr(buf, '/');
 	if (slash) {
 		*slash++ = '\0';

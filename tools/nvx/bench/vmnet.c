@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nvx-bench vmnet: UDP echoed by a user VM straight on its own receive
+ * queue (a shared RX queue set in its memory, on an nvxsim NIC) against a
+ * host process echoing with recvmmsg()/sendmmsg() on a veth pair, with
+ * the same client in the same run; KVM's exits per frame; the receive
+ * memory a burst needs.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <nvx/pool.h>
+#include <nvx/srq.h>
+#include <nvx/uvm.h>
+
+#include "bench.h"
+#include "nvx_uvm.h"
+
+#define VN_NIC		"nvxbn0"		/* and its peer nvxbn0p */
+#define VN_HOST		"198.51.100.1"
+#define VN_GUEST	"198.51.100.2"
+#define VN_VETH		"nvxbv0"		/* and nvxbv1, in a netns */
+#define VN_VHOST	"198.51.101.1"
+#define VN_VSERVER	"198.51.101.2"
+#define VN_PORT		7
+#define VN_PAYLOAD	18			/* a 64-byte frame with FCS */
+#define VN_BATCH	32
+#define VN_BURST	4096
+#define VN_POOL		(16ULL << 20)
+
+enum {
+	VN_OPT_SECONDS = 0x100,
+	VN_OPT_WINDOW,
+};
+
+/* One echo run: the client's view and, for a VM, KVM's. */
+struct vn_run {
+	double rate;		/* echoes per second */
+	uint64_t echoed;
+	uint64_t sent;
+	uint64_t lost;		/* sent, never echoed */
+	double exits;		/* per echoed frame, KVM's, host irqs out */
+	double irq_exits;	/* per frame: the host's interrupts */
+	double user_exits;	/* per frame: to the VMM (TX kicks) */
+	double halts;		/* per frame */
+};
+
+static void vn_nop(int sig)
+{
+	(void)sig;
+}
+
+static int vn_sh(const char *cmd)
+{
+	int st = system(cmd);
+
+	return st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) ? -1 : 0;
+}
+
+static int vn_socket(const char *dst)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(VN_PORT) };
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		return -errno;
+	inet_pton(AF_INET, dst, &a.sin_addr);
+	if (connect(s, (struct sockaddr *)&a, sizeof(a))) {
+		close(s);
+		return -errno;
+	}
+	return s;
+}
+
+/* One datagram echoed within 2 s, up to 15 tries (ARP, a guest booting). */
+static int vn_warm(int s)
+{
+	char buf[VN_PAYLOAD] = "warm", in[64];
+	struct pollfd p = { .fd = s, .events = POLLIN };
+	int i;
+
+	for (i = 0; i < 15; i++) {
+		if (send(s, buf, sizeof(buf), 0) < 0)
+			return -errno;
+		if (poll(&p, 1, 2000) == 1 && recv(s, in, sizeof(in), 0) > 0)
+			return 0;
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * The client: @window datagrams in flight at most, sent and received in
+ * batches, for @ns; then what is still out is waited for 500 ms.
+ */
+static int vn_client(const char *dst, uint64_t ns, unsigned int window,
+		     struct vn_run *r)
+{
+	char out[VN_BATCH][VN_PAYLOAD], in[VN_BATCH][64];
+	struct mmsghdr so[VN_BATCH], ri[VN_BATCH];
+	struct iovec iso[VN_BATCH], iri[VN_BATCH];
+	struct pollfd p;
+	uint64_t t0, t1, end;
+	int s, i, k;
+
+	s = vn_socket(dst);
+	if (s < 0)
+		return s;
+	k = vn_warm(s);
+	if (k) {
+		close(s);
+		return k;
+	}
+	/* late echoes of the warm-up's retries are not this run's */
+	usleep(200000);
+	while (recv(s, in[0], sizeof(in[0]), MSG_DONTWAIT) > 0)
+		;
+	memset(so, 0, sizeof(so));
+	memset(ri, 0, sizeof(ri));
+	memset(out, 0x5a, sizeof(out));
+	for (i = 0; i < VN_BATCH; i++) {
+		iso[i].iov_base = out[i];
+		iso[i].iov_len = VN_PAYLOAD;
+		so[i].msg_hdr.msg_iov = &iso[i];
+		so[i].msg_hdr.msg_iovlen = 1;
+		iri[i].iov_base = in[i];
+		iri[i].iov_len = sizeof(in[i]);
+		ri[i].msg_hdr.msg_iov = &iri[i];
+		ri[i].msg_hdr.msg_iovlen = 1;
+	}
+	p.fd = s;
+	p.events = POLLIN;
+	memset(r, 0, sizeof(*r));
+	t0 = nvx_now_ns();
+	end = t0 + ns;
+	for (;;) {
+		t1 = nvx_now_ns();
+		if (t1 >= end && (r->sent == r->echoed || t1 >= end + 500000000))
+			break;
+		if (t1 < end && r->sent - r->echoed + VN_BATCH <= window) {
+			k = sendmmsg(s, so, VN_BATCH, 0);
+			if (k > 0)
+				r->sent += k;
+		}
+		if (r->sent - r->echoed + VN_BATCH > window || t1 >= end)
+			poll(&p, 1, 10);
+		k = recvmmsg(s, ri, VN_BATCH, MSG_DONTWAIT, NULL);
+		if (k > 0)
+			r->echoed += k;
+	}
+	close(s);
+	r->lost = r->sent > r->echoed ? r->sent - r->echoed : 0;
+	r->rate = r->echoed / ((t1 - t0) / 1e9);
+	return 0;
+}
+
+/* ------------------------------------------------------ the VM side --- */
+
+struct vn_vm {
+	struct nvx_uvm_vm vm;
+	int ep_fd, done_fd, ret;
+	struct nvx_uvm_serve sv;
+	pthread_t vcpu, server;
+	int stop_serving;
+};
+
+static void *vn_vcpu(void *arg)
+{
+	struct vn_vm *b = arg;
+	uint64_t one = 1;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		nvx_pin_self(0);
+	b->ret = nvx_uvm_run(&b->vm);
+	if (write(b->done_fd, &one, sizeof(one)) < 0)
+		b->ret = -errno;
+	return NULL;
+}
+
+static void *vn_serve(void *arg)
+{
+	struct vn_vm *b = arg;
+	struct pollfd p = { .fd = b->ep_fd, .events = POLLIN };
+	struct nvx_uvm_recv r;
+
+	while (!__atomic_load_n(&b->stop_serving, __ATOMIC_RELAXED)) {
+		poll(&p, 1, 50);
+		while (!nvx_uvm_recv(b->ep_fd, &b->sv, &r,
+				     NVX_UVM_RECV_NONBLOCK))
+			nvx_uvm_serve_msg(b->ep_fd, &b->sv, &r);
+	}
+	return NULL;
+}
+
+static int64_t vn_stat(struct vn_vm *b, const char *name)
+{
+	return nvx_uvm_kvm_stat(b->vm.stats_fd, name);
+}
+
+/* udp-echo in a VM on VN_NIC (--poll with @poll), echoing to the client. */
+static int vn_guest(struct nvx_ctx *ctx, const char *image, bool poll,
+		    uint64_t ns, unsigned int window, struct vn_run *r)
+{
+	static const char *const names[] = {
+		"exits", "irq_exits", "userspace_exits", "halt_exits",
+	};
+	struct nvx_uvm_endpoint ep = { .flags = NVX_UVM_EP_CLOEXEC,
+				       .max_vms = 1 };
+	char a0[] = "udp-echo", a1[] = "--poll";
+	char *argv[3];
+	int64_t before[4], after[4];
+	struct nvx_uvm_opts o = { 0 };
+	struct nvx_uvm_net net = { 0 };
+	struct vn_vm b = { .ep_fd = -1, .done_fd = -1 };
+	const char *where;
+	unsigned int i;
+	int ret;
+
+	net.ifindex = if_nametoindex(VN_NIC);
+	nvx_uvm_net_parse_ip(&net, VN_GUEST);
+	b.sv.in_fd = -1;
+	b.sv.out_fd = -1;
+	b.sv.err_fd = 2;
+	b.sv.buf = malloc(NVX_UVM_MAX_BULK);
+	if (!b.sv.buf)
+		return -ENOMEM;
+	if (ioctl(ctx->fd, NVX_IOC_UVM_ENDPOINT, &ep) < 0) {
+		free(b.sv.buf);
+		return -errno;
+	}
+	b.ep_fd = ep.fd;
+	b.done_fd = eventfd(0, EFD_CLOEXEC);
+	argv[0] = a0;
+	argv[1] = a1;
+	argv[2] = NULL;
+	o.image = image;
+	o.argc = poll ? 2 : 1;	/* udp-echo [--poll]: it echoes */
+	o.argv = argv;
+	o.ep_fd = ep.fd;
+	o.net = &net;
+	ret = nvx_uvm_create(&b.vm, ctx->fd, &o, &where);
+	if (ret) {
+		nvx_err("bench vmnet: %s: %s", where, strerror(-ret));
+		goto out;
+	}
+	ret = -pthread_create(&b.server, NULL, vn_serve, &b);
+	if (ret)
+		goto out;
+	ret = -pthread_create(&b.vcpu, NULL, vn_vcpu, &b);
+	if (ret) {
+		b.stop_serving = 1;
+		pthread_join(b.server, NULL);
+		goto out;
+	}
+	for (i = 0; i < 4; i++)
+		before[i] = vn_stat(&b, names[i]);
+	ret = vn_client(VN_GUEST, ns, window, r);
+	for (i = 0; i < 4; i++)
+		after[i] = vn_stat(&b, names[i]);
+	b.vm.stop = 1;
+	while (pthread_tryjoin_np(b.vcpu, NULL)) {
+		pthread_kill(b.vcpu, SIGUSR1);
+		usleep(10000);
+	}
+	b.stop_serving = 1;
+	pthread_join(b.server, NULL);
+	if (ret) {
+		nvx_err("bench vmnet: the VM's client: %s", strerror(-ret));
+		goto out;
+	}
+	/* the warm-up's frame is in KVM's counts, not in echoed: 1 in 10^4 */
+	r->exits = nvx_bench_div((after[0] - before[0]) -
+				 (after[1] - before[1]), r->echoed);
+	r->irq_exits = nvx_bench_div(after[1] - before[1], r->echoed);
+	r->user_exits = nvx_bench_div(after[2] - before[2], r->echoed);
+	r->halts = nvx_bench_div(after[3] - before[3], r->echoed);
+out:
+	nvx_uvm_destroy(&b.vm);
+	if (b.done_fd >= 0)
+		close(b.done_fd);
+	close(b.ep_fd);
+	free(b.sv.buf);
+	return ret;
+}
+
+/* ---------------------------------------------------- the host side --- */
+
+/* The echo server: in its own netns, recvmmsg() then sendmmsg() back. */
+static void vn_server(int go_fd)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(VN_PORT) };
+	struct sockaddr_in from[VN_BATCH];
+	char buf[VN_BATCH][2048];
+	struct mmsghdr m[VN_BATCH];
+	struct iovec iov[VN_BATCH];
+	char c;
+	int s, i, k;
+
+	if (read(go_fd, &c, 1) != 1)
+		_exit(1);
+	if (vn_sh("ip link set lo up && ip addr add " VN_VSERVER
+		  "/24 dev nvxbv1 && ip link set nvxbv1 up"))
+		_exit(2);
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)))
+		_exit(3);
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		nvx_pin_self(0);
+	for (;;) {
+		memset(m, 0, sizeof(m));
+		for (i = 0; i < VN_BATCH; i++) {
+			iov[i].iov_base = buf[i];
+			iov[i].iov_len = sizeof(buf[i]);
+			m[i].msg_hdr.msg_iov = &iov[i];
+			m[i].msg_hdr.msg_iovlen = 1;
+			m[i].msg_hdr.msg_name = &from[i];
+			m[i].msg_hdr.msg_namelen = sizeof(from[i]);
+		}
+		k = recvmmsg(s, m, VN_BATCH, MSG_WAITFORONE, NULL);
+		if (k <= 0)
+			continue;
+		for (i = 0; i < k; i++)
+			iov[i].iov_len = m[i].msg_len;
+		sendmmsg(s, m, k, 0);
+	}
+}
+
+static int vn_host(uint64_t ns, unsigned int window, struct vn_run *r)
+{
+	char cmd[160];
+	int go[2], ret;
+	pid_t pid;
+
+	vn_sh("ip link del " VN_VETH " 2>/dev/null");
+	if (vn_sh("ip link add " VN_VETH " type veth peer name nvxbv1"))
+		return -ENODEV;
+	if (pipe2(go, O_CLOEXEC)) {
+		ret = -errno;
+		goto out;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (!pid) {
+		close(go[1]);
+		if (unshare(CLONE_NEWNET))
+			_exit(4);
+		vn_server(go[0]);
+	}
+	close(go[0]);
+	if (pid < 0) {
+		ret = -errno;
+		close(go[1]);
+		goto out;
+	}
+	/* the child's netns exists once unshare() ran: retry the move */
+	snprintf(cmd, sizeof(cmd), "ip link set nvxbv1 netns %d", (int)pid);
+	for (ret = -1; ret && !waitpid(pid, NULL, WNOHANG);) {
+		ret = vn_sh(cmd);
+		if (ret)
+			usleep(10000);
+	}
+	if (!ret)
+		ret = vn_sh("ip addr add " VN_VHOST "/24 dev " VN_VETH
+			    " && ip link set " VN_VETH " up");
+	if (write(go[1], "g", 1) != 1 && !ret)
+		ret = -EPIPE;
+	close(go[1]);
+	if (!ret)
+		ret = vn_client(VN_VSERVER, ns, window, r);
+	else
+		ret = -ENODEV;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+out:
+	vn_sh("ip link del " VN_VETH " 2>/dev/null");
+	return ret;
+}
+
+/* ------------------------------------------------------------ main --- */
+
+static void vn_print_run(struct nvx_ctx *ctx, const char *name,
+			 const struct vn_run *r, bool vm)
+{
+	struct nvx_json *j = &ctx->js;
+
+	if (ctx->json) {
+		nvx_json_object_begin(j, name);
+		nvx_json_double(j, "frames_per_s", r->rate);
+		nvx_json_u64(j, "sent", r->sent);
+		nvx_json_u64(j, "echoed", r->echoed);
+		nvx_json_u64(j, "lost", r->lost);
+		if (vm) {
+			nvx_json_double(j, "exits_per_frame", r->exits);
+			nvx_json_double(j, "irq_exits_per_frame",
+					r->irq_exits);
+			nvx_json_double(j, "userspace_exits_per_frame",
+					r->user_exits);
+			nvx_json_double(j, "halt_exits_per_frame", r->halts);
+		}
+		nvx_json_end(j);
+		return;
+	}
+	printf("%-22s %12.0f %10llu %8llu", name, r->rate,
+	       (unsigned long long)r->echoed, (unsigned long long)r->lost);
+	if (vm)
+		printf(" %10.4f %10.4f %10.4f %10.4f", r->exits, r->user_exits,
+		       r->halts, r->irq_exits);
+	printf("\n");
+}
+
+/**
+ * cmd_bench_vmnet() - nvx-bench vmnet
+ * @ctx: the benchmark.
+ * @argc: its arguments.
+ * @argv: its arguments.
+ *
+ * Return: the exit status.
+ */
+int cmd_bench_vmnet(struct nvx_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "seconds", required_argument, NULL, VN_OPT_SECONDS },
+		{ "window", required_argument, NULL, VN_OPT_WINDOW },
+		{ }
+	};
+	struct sigaction sa = { .sa_handler = vn_nop };
+	struct nvx_pool_resize grow = { 0 };
+	struct vn_run irq = { 0 }, poll = { 0 }, host = { 0 };
+	unsigned long long v, seconds = 3, window = 256;
+	/* a burst of VN_BURST 64-byte frames: strides, or whole buffers */
+	double direct_kib = VN_BURST * (double)NVX_SRQ_DEF_STRIDE / 1024;
+	double perq_kib = VN_BURST * 2048.0 / 1024;
+	char image[PATH_MAX];
+	struct nvx_json *j = &ctx->js;
+	uint64_t ns;
+	int c, ret;
+
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (c) {
+		case VN_OPT_SECONDS:
+			if (nvx_parse_uint(optarg, 3600, &v) || !v)
+				return nvx_usage_error(ctx, "bad --seconds: %s",
+						       optarg);
+			seconds = v;
+			break;
+		case VN_OPT_WINDOW:
+			if (nvx_parse_uint(optarg, 1000, &v) || v < VN_BATCH)
+				return nvx_usage_error(ctx, "bad --window: %s",
+						       optarg);
+			window = v;
+			break;
+		default:
+			return nvx_getopt_error(ctx, c, argv);
+		}
+	}
+	if (optind < argc)
+		return nvx_usage_error(ctx, "unexpected argument: %s",
+				       argv[optind]);
+	if (nvx_uvm_find_image("udp-echo", image, sizeof(image))) {
+		nvx_err("bench vmnet: udp-echo not found (set NVX_GUEST_DIR)");
+		return NVX_EXIT_FAIL;
+	}
+	ret = nvx_open_device(ctx);
+	if (ret)
+		return ret;
+	grow.node = NVX_NODE_ANY;
+	grow.bytes = VN_POOL;
+	ret = nvx_ioctl(ctx, NVX_IOC_POOL_GROW, &grow, "NVX_IOC_POOL_GROW");
+	if (ret)
+		return ret;
+	sigaction(SIGUSR1, &sa, NULL);
+	ns = seconds * 1000000000ULL;
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		nvx_pin_self(1);	/* the client; VM and server on CPU 0 */
+
+	vn_sh("ip link del " VN_NIC " 2>/dev/null");
+	ret = vn_sh("ip link add " VN_NIC " type nvxsim && ip link set " VN_NIC
+		    " up && ip link set " VN_NIC "p up && ip addr add "
+		    VN_HOST "/24 dev " VN_NIC "p");
+	if (ret) {
+		nvx_err("bench vmnet: cannot make the nvxsim NIC " VN_NIC);
+		ret = -ENODEV;
+		goto out;
+	}
+	ret = vn_guest(ctx, image, false, ns, window, &irq);
+	if (!ret)
+		ret = vn_guest(ctx, image, true, ns, window, &poll);
+	vn_sh("ip link del " VN_NIC);
+	if (!ret) {
+		ret = vn_host(ns, window, &host);
+		if (ret)
+			nvx_err("bench vmnet: the veth baseline: %s",
+				strerror(-ret));
+	}
+	if (ret)
+		goto out;
+
+	if (ctx->json) {
+		nvx_json_init(j, stdout);
+		nvx_json_object_begin(j, NULL);
+		nvx_json_u64(j, "seconds", seconds);
+		nvx_json_u64(j, "window", window);
+		nvx_json_u64(j, "payload", VN_PAYLOAD);
+		vn_print_run(ctx, "vm_direct", &irq, true);
+		vn_print_run(ctx, "vm_direct_polling", &poll, true);
+		vn_print_run(ctx, "host_veth_mmsg", &host, false);
+		nvx_json_object_begin(j, "burst_4096x64");
+		nvx_json_double(j, "direct_kib", direct_kib);
+		nvx_json_double(j, "per_queue_one_frame_kib", perq_kib);
+		nvx_json_end(j);
+		nvx_json_double(j, "polling_over_host",
+				nvx_bench_div(poll.rate, host.rate));
+		nvx_json_double(j, "headline", nvx_bench_div(irq.rate,
+							     host.rate));
+		nvx_json_end(j);
+		fputc('\n', stdout);
+	} else {
+		printf("UDP echo, %u-byte payloads (64-byte frames), %llu s, ",
+		       VN_PAYLOAD, seconds);
+		printf("at most %llu in flight\n", window);
+		printf("%-22s %12s %10s %8s %10s %10s %10s %10s\n", "path",
+		       "echoes/s", "echoed", "lost", "exits/fr", "user/fr",
+		       "hlt/fr", "hostirq/fr");
+		vn_print_run(ctx, "vm_direct", &irq, true);
+		vn_print_run(ctx, "vm_direct_polling", &poll, true);
+		vn_print_run(ctx, "host_veth_mmsg", &host, false);
+		printf("burst of %u x 64 B, no drop: %.0f KiB of 16 KiB buffers at 256 B strides; ",
+		       VN_BURST, direct_kib);
+		printf("%.0f KiB one frame per 2 KiB buffer\n", perq_kib);
+		printf("polling VM / host: %.2f\n",
+		       nvx_bench_div(poll.rate, host.rate));
+		printf("headline (VM direct / host process, echoes per second): %.2f\n",
+		       nvx_bench_div(irq.rate, host.rate));
+	}
+out:
+	nvx_unpin_self();
+	nvx_bench_shrink(ctx, grow.done, "vmnet");
+	return ret ? NVX_EXIT_FAIL : NVX_EXIT_OK;
+}
+
+const char nvx_bench_vmnet_usage[] =
+	"[--seconds S] [--window N]\n"
+	"\n"
+	"Packets straight into user VMs, against a process on a socket, in the\n"
+	"same run, with the same client (this process, a connected UDP socket,\n"
+	"sendmmsg()/recvmmsg() in batches of 32, at most --window datagrams of\n"
+	"18 bytes (64-byte frames) in flight, for --seconds):\n"
+	"\n"
+	"  vm_direct: udp-echo.img in a user VM with a network (nvxsim NIC\n"
+	"    nvxbn0, the VM at " VN_GUEST "): frames read in its own memory,\n"
+	"    echoes sent by its TX ring, one port write per batch; it sleeps\n"
+	"    when idle (the set's notification as its interrupt)\n"
+	"  vm_direct_polling: the same with udp-echo --poll (never sleeps)\n"
+	"  host_veth_mmsg: a host process echoing with recvmmsg()/sendmmsg()\n"
+	"    in another network namespace over a veth pair\n"
+	"\n"
+	"Per VM path, KVM's exits per echoed frame (all but the host's\n"
+	"interrupts), to userspace (TX kicks), halts, and the host's\n"
+	"interrupts. The memory a burst of 4,096 64-byte frames needs without a\n"
+	"drop is computed from the geometry: 256-byte strides of 16 KiB\n"
+	"buffers, against one frame per 2 KiB buffer. With two CPUs the VM's\n"
+	"vCPU (or the server) runs on CPU 0, the client on CPU 1. Grows the\n"
+	"pool by 16 MiB and gives it back; makes and deletes the NIC and veth.\n"
+	"Under QEMU TCG the rates are not hardware rates: compare the ratios.\n"
+	"JSON: \"vm_direct\", \"vm_direct_polling\", \"host_veth_mmsg\" (each\n"
+	"\"frames_per_s\", \"sent\", \"echoed\", \"lost\", and for a VM\n"
+	"\"exits_per_frame\", \"irq_exits_per_frame\",\n"
+	"\"userspace_exits_per_frame\", \"halt_exits_per_frame\"),\n"
+	"\"burst_4096x64\", \"polling_over_host\" and \"headline\": vm_direct's\n"
+	"echoes per second over host_veth_mmsg's.\n";
