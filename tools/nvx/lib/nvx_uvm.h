@@ -14,8 +14,10 @@
  *   0x05000  completion ring (up to 256 x 64 bytes)
  *   0x09000  GDT
  *   0x0a000  page tables: PML4, PDPT, 4 PDs (first 4 GiB, 2 MiB pages)
+ *   0x10000  with a network: the network page (nvx_vmnet.h)
  *   0x80000  initial stack pointer (grows down)
- *   0x100000 the image; the rest is the guest's
+ *   0x100000 the image; the rest is the guest's (with a network, but
+ *            the last NVX_UVM_NET_AREA: the net area)
  *
  * The vCPU loop sees only the guest's exit port, errors and, with
  * NVX_UVM_ATTACH_SLOW, the doorbells it passes on with NVX_UVM_CHAN_IOC_KICK.
