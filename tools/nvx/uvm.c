@@ -932,7 +932,7 @@ const struct nvx_cmd nvx_uvm_cmds[] = {
 			 "With --net IFNAME,IP[/PREFIX] (an nvxsim NIC; prefix 24 by default)\n"
 			 "the VM gets a network in its own memory: a shared RX queue set on\n"
 			 "IFNAME taking the frames for IP (and ARP asking for it), a TX ring\n"
-			 "beside it, 2 MiB of RAM above --mem for both; the guest runtime's\n"
+			 "beside it, 2 MiB of RAM above --mem (rounded up to 2M); the runtime's\n"
 			 "net.c answers ARP and ping and gives UDP to the app (udp-echo.img).\n"
 			 "Not with --clones or --template. Documentation/nvx/uvm.rst,\n"
 			 "\"Networking\".\n"

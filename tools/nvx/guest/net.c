@@ -46,6 +46,7 @@ static struct nvx_srq_tx_hdr *txh;
 static struct nvx_srq_txd *txd;
 static unsigned char *bufs, *slots;
 static __u32 cq_cons, rel_prod, tx_prod, tx_kicked, ip_id;
+static unsigned long long tx_first_ns;	/* the oldest frame not kicked */
 static int poll_always, have_irq;
 static struct net_stats st;
 
@@ -59,6 +60,9 @@ static struct {
 	unsigned char mac[6];
 } arp_cache[ARP_SLOTS];
 static unsigned int arp_next;
+
+static void cq_publish(int whole);
+static void rel_flush(void);
 
 static const unsigned char bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
@@ -170,19 +174,26 @@ int net_init(void)
 	rel_prod = __atomic_load_n(&relh->prod, __ATOMIC_RELAXED);
 	tx_prod = __atomic_load_n(&txh->prod, __ATOMIC_RELAXED);
 	tx_kicked = tx_prod;
+	/* not armed: the first frame raises no interrupt unless we sleep */
+	cq_publish(0);
 	have_irq = ctrl()->irq_vector >= 32 && ctrl()->irq_vector < 255;
 	return 0;
 }
 
 /* ------------------------------------------------------------- send --- */
 
-void net_flush(void)
+/* The port write: the VMM sends every posted frame before it returns. */
+static void net_kick(void)
 {
-	if (!ni || tx_prod == tx_kicked)
-		return;
 	tx_kicked = tx_prod;
 	st.kicks++;
 	port_out32(NVX_VMNET_PORT_KICK, 0);
+}
+
+void net_flush(void)
+{
+	if (ni && tx_prod != tx_kicked)
+		net_kick();
 }
 
 /* A free TX slot for a frame, or NULL (-EIO: stopped, -EAGAIN: full). */
@@ -195,8 +206,8 @@ static unsigned char *tx_slot(int *err)
 	if (tx_prod - __atomic_load_n(&txh->cons, __ATOMIC_ACQUIRE) >=
 	    ni->tx_entries) {
 		st.tx_full++;
-		/* the VMM sends them all before the port write returns */
-		net_flush();
+		/* again even if kicked: a kick that failed left them posted */
+		net_kick();
 		if (tx_prod - __atomic_load_n(&txh->cons, __ATOMIC_ACQUIRE) >=
 		    ni->tx_entries) {
 			*err = __atomic_load_n(&txh->stopped, __ATOMIC_ACQUIRE) ?
@@ -220,6 +231,8 @@ static void tx_post(unsigned char *f, unsigned int len)
 	d->addr = ni->slot_gpa + (unsigned long)(f - slots);
 	d->len = len;
 	d->flags = 0;
+	if (tx_prod == tx_kicked)
+		tx_first_ns = clock_ns();
 	tx_prod++;
 	__atomic_store_n(&txh->prod, tx_prod, __ATOMIC_RELEASE);
 	st.tx_frames++;
@@ -341,9 +354,8 @@ int udp_send(const unsigned char *mac, unsigned int ip, unsigned short sport,
  */
 static void cq_publish(int whole)
 {
-	__u32 v = whole || cq_cons < 2 ? cq_cons : cq_cons - 2;
-
-	__atomic_store_n(&cqh->cons, v, __ATOMIC_RELEASE);
+	__atomic_store_n(&cqh->cons, whole ? cq_cons : cq_cons - 2,
+			 __ATOMIC_RELEASE);
 }
 
 /*
@@ -410,8 +422,13 @@ static int rx_frame(const unsigned char **f, unsigned int *len)
 		e = cqe[cq_cons & (ni->cq_entries - 1)];
 		cq_cons++;
 		cq_publish(0);
-		if (e.flags & NVX_SRQ_CQE_FILLER)
+		if (e.flags & NVX_SRQ_CQE_FILLER) {
+			/* the buffer is full: what waits for it can go */
+			if (e.buf == pend_buf && pend && e.buf < ni->nr_bufs &&
+			    pend[e.buf])
+				rel_flush();
 			continue;
+		}
 		off = (unsigned long)e.stride * ni->stride;
 		if (e.buf >= ni->nr_bufs || !e.strides ||
 		    off + e.len > ni->buf_size ||
@@ -433,16 +450,16 @@ static int rx_frame(const unsigned char **f, unsigned int *len)
 
 /*
  * Poll for a while, then sleep until the interrupt (or the tick). What
- * was posted is sent first (a port write, an exit to the VMM), unless a
- * frame comes within NET_FLUSH_US and fewer than NET_TX_BATCH wait: its
- * answer then goes in the same kick.
+ * was posted is sent first (a port write, an exit to the VMM), unless
+ * fewer than NET_TX_BATCH wait, the oldest for less than NET_FLUSH_US,
+ * and a frame comes meanwhile: its answer may go in the same kick.
  */
 static void net_wait(void)
 {
 	unsigned long long end;
 
 	if (tx_prod != tx_kicked && tx_prod - tx_kicked < NET_TX_BATCH) {
-		end = clock_ns() + NET_FLUSH_US * 1000ULL;
+		end = tx_first_ns + NET_FLUSH_US * 1000ULL;
 		while (clock_ns() < end)
 			if (cq_ready())
 				return;
@@ -459,6 +476,8 @@ static void net_wait(void)
 			cpu_relax();
 			continue;
 		}
+		/* a buffer's last strides: the NIC may need it back */
+		rel_flush();
 		cq_publish(1);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		if (!cq_ready()) {
@@ -495,9 +514,11 @@ static void icmp_echo(const unsigned char *f, const unsigned char *p,
 	__u32 src = get32(p + 12);
 	int err;
 
-	if (n - ihl < 8 || p[ihl] != 8 || p[ihl + 1] != 0 ||
-	    ETH_HLEN + 20 + n - ihl > ni->mtu + ETH_HLEN)
+	if (n - ihl < 8 || p[ihl] != 8 || p[ihl + 1] != 0 || !src ||
+	    csum(p + ihl, n - ihl) || 20 + n - ihl > ni->mtu) {
+		st.rx_bad++;
 		return;
+	}
 	o = tx_slot(&err);
 	if (!o)
 		return;

@@ -9,7 +9,7 @@
  *
  * Answered on the way, never seen by the app: ARP requests for our
  * address, ICMP echo requests (ping). Learned on the way: the MAC of
- * every on-link sender (a small ARP cache).
+ * every sender (a small ARP cache).
  */
 #ifndef NVX_GUEST_NET_H
 #define NVX_GUEST_NET_H

@@ -58,12 +58,14 @@ const char *nvx_uvm_msg_name(unsigned int type);
  * A user VM's network (lib/vmnet.c): a shared RX queue set on @ifindex
  * (an nvxsim NIC) made in the VM's own memory, taking the frames for
  * @ip4 (and ARP asking for it), with a TX ring there too; the guest
- * learns it from the network page (nvx_vmnet.h). The VMM adds
- * NVX_UVM_NET_AREA bytes of RAM above o->mem for it.
+ * learns it from the network page (nvx_vmnet.h). The VMM rounds o->mem
+ * up to 2 MiB and adds NVX_UVM_NET_AREA bytes of RAM above for it.
  */
 #define NVX_UVM_NET_AREA	(2ULL << 20)
 #define NVX_UVM_NET_BUFS	32		/* default buffers (16 KiB) */
 #define NVX_UVM_NET_MAX_BUFS	64		/* the area's room for them */
+#define NVX_UVM_NET_MIN_CQ	64		/* completion ring entries */
+#define NVX_UVM_NET_MAX_CQ	2048		/* rings in 64 KiB */
 #define NVX_UVM_NET_TX		256		/* TX descriptors and slots */
 #define NVX_UVM_NET_SLOT	2048		/* bytes per TX slot */
 
@@ -72,8 +74,9 @@ struct nvx_uvm_net {
 	uint32_t ip4;		/* network order, not 0 */
 	unsigned int prefix;	/* 1..32; 0 = 24 */
 	uint8_t mac[6];		/* all zeros: 02:4e:56 + the IP's last 3 bytes */
-	uint32_t nr_bufs;	/* 1..NVX_UVM_NET_MAX_BUFS; 0 = default */
-	uint32_t cq_entries;	/* a power of two; 0 = 1024 */
+	uint32_t nr_bufs;	/* 2..NVX_UVM_NET_MAX_BUFS; 0 = default */
+	/* a power of two, NVX_UVM_NET_MIN_CQ..NVX_UVM_NET_MAX_CQ; 0 = 1024 */
+	uint32_t cq_entries;
 };
 
 struct nvx_uvm_opts {
@@ -113,7 +116,8 @@ struct nvx_uvm_vm {
 	/* with a network (o->net) */
 	int srq_fd;		/* the set; -1 without */
 	int net_irq_fd;		/* its eventfd, an irqfd of the VM */
-	struct nvx_vmnet_info *net;	/* the network page */
+	/* the network page: the guest's memory, which it may rewrite */
+	struct nvx_vmnet_info *net;
 	uint64_t net_kicks;	/* NVX_VMNET_PORT_KICK writes */
 	uint64_t net_sent;	/* frames they sent */
 	uint64_t net_dropped;	/* frames they took that were not sent */

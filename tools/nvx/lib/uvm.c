@@ -160,7 +160,8 @@ void nvx_uvm_destroy(struct nvx_uvm_vm *vm)
 	vm->prepared = 0;
 }
 
-static int nvx_uvm__load(struct nvx_uvm_vm *vm, const char *path)
+/* The image at NVX_UVM_IMAGE_GPA, below @top (the RAM's, or the net area). */
+static int nvx_uvm__load(struct nvx_uvm_vm *vm, const char *path, uint64_t top)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -169,7 +170,7 @@ static int nvx_uvm__load(struct nvx_uvm_vm *vm, const char *path)
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0 || st.st_size <= 0 ||
-	    (uint64_t)st.st_size > vm->mem_size - NVX_UVM_IMAGE_GPA - 4096) {
+	    (uint64_t)st.st_size > top - NVX_UVM_IMAGE_GPA - 4096) {
 		close(fd);
 		return -EFBIG;
 	}
@@ -477,7 +478,8 @@ int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 	if (ret)
 		return ret;
 	*where = "load image";
-	ret = nvx_uvm__load(vm, o->image);
+	ret = nvx_uvm__load(vm, o->image, o->net ? vm->mem_size -
+			    NVX_UVM_NET_AREA : vm->mem_size);
 	if (ret)
 		return ret;
 	*where = "boot arguments";

@@ -122,6 +122,7 @@ static int nvx_net_set(struct nvx_uvm_vm *vm, int nvx_fd,
 	if (ret)
 		return ret;
 	vm->srq_fd = c->fd;
+	/* NVX_UVM_NET_MAX_CQ keeps it so: a check, not a limit */
 	*where = "ring area over 64 KiB";
 	return c->layout.ring_bytes > NET_RING_MAX ? -E2BIG : 0;
 }
@@ -173,8 +174,7 @@ static int nvx_net_tx_irq(struct nvx_uvm_vm *vm, uint64_t area,
  * page. The set holds its own reference to the grant; nvx_uvm_destroy()
  * closes it.
  *
- * Return: 0 or a negative errno: -EINVAL for bad @n, -E2BIG when the
- * rings do not fit the area, or the set's own errors (-EBUSY: another
+ * Return: 0 or a negative errno: -EINVAL for bad @n, or the set's own errors (-EBUSY: another
  * set takes @n->ip4 on that NIC; -EOPNOTSUPP: not an nvxsim NIC).
  */
 int nvx_uvm_net_setup(struct nvx_uvm_vm *vm, int nvx_fd,
@@ -188,9 +188,10 @@ int nvx_uvm_net_setup(struct nvx_uvm_vm *vm, int nvx_fd,
 	int ret;
 
 	*where = "network options";
-	if (!n->ip4 || n->prefix > 32 ||
+	if (!n->ip4 || n->prefix > 32 || n->nr_bufs == 1 ||
 	    n->nr_bufs > NVX_UVM_NET_MAX_BUFS || !nvx_net_pow2(cqe) ||
-	    cqe > 2048 || vm->mem_size < NVX_UVM_IMAGE_GPA + NVX_UVM_NET_AREA)
+	    cqe < NVX_UVM_NET_MIN_CQ || cqe > NVX_UVM_NET_MAX_CQ ||
+	    vm->mem_size < NVX_UVM_IMAGE_GPA + NVX_UVM_NET_AREA)
 		return -EINVAL;
 	area = vm->mem_size - NVX_UVM_NET_AREA;
 	ret = nvx_net_set(vm, nvx_fd, n, area, &c, where);

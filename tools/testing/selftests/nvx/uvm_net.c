@@ -623,15 +623,15 @@ NET_TEST(polling_guest_takes_no_exits)
 	free(out);
 	notified = fdinfo_num(v->vm.srq_fd, "queue0_notified");
 	TH_LOG("notified: %lld", notified);
-	/* the set's wake-ups: the first frame's at most */
-	EXPECT_GE(1, notified);
+	/* the set's wake-ups: none, cons is never published whole */
+	EXPECT_EQ(0, notified);
 	for (i = 0; i < ARRAY_SIZE(names); i++) {
 		TH_LOG("%s: %lld", names[i], (long long)(after[i] - before[i]));
 		ASSERT_LE(0, before[i]) TH_LOG("no KVM statistic %s", names[i]);
 	}
 	EXPECT_GE(3, after[2] - before[2]);	/* io_exits: 2 doorbells, the port */
 	EXPECT_GE(2, after[3] - before[3]);	/* halt_exits: the 2 replies */
-	EXPECT_GE(3, after[4] - before[4]);	/* and their interrupts, 1 frame's */
+	EXPECT_GE(3, after[4] - before[4]);	/* their interrupts, a safety tick */
 	EXPECT_GE(1, after[5] - before[5]);	/* userspace_exits: the port */
 	/* beyond the host's interrupts, at most one exit per 500 frames */
 	EXPECT_GE(20, (after[0] - before[0]) - (after[1] - before[1]));
@@ -644,8 +644,9 @@ NET_TEST(polling_guest_takes_no_exits)
 
 /*
  * A hostile guest (the test writes into VM A's memory what A could):
- * garbage release entries and an index far ahead, completions scribbled
- * over. A's set counts them; B on the same NIC answers every datagram.
+ * garbage release entries and an index far ahead. A's set counts them
+ * (A's own releases, behind the kernel's index now, count too: its
+ * traffic may suffer); B on the same NIC answers every datagram.
  */
 NET_TEST(hostile_guest_hurts_only_itself)
 {
@@ -682,9 +683,6 @@ NET_TEST(hostile_guest_hurts_only_itself)
 	__atomic_store_n(&h->prod, 16 + 1000000, __ATOMIC_RELEASE);
 	ASSERT_EQ(0, ioctl(v[0]->vm.srq_fd, NVX_SRQ_IOC_RELEASE, &rel));
 	EXPECT_LE(1U, rel.garbage);
-	/* and its completions: whatever it reads next is garbage */
-	memset(vm_cq_hdr(v[0]) + 1, 0xa5,
-	       v[0]->vm.net->cq_entries * sizeof(struct nvx_srq_cqe));
 
 	ASSERT_EQ(0, pinger_start(&p[0], no[0].ip4, 50, 64, 4));
 	ASSERT_EQ(0, pinger_start(&p[1], no[1].ip4, 200, 64, 4));
@@ -861,6 +859,21 @@ NET_TEST(bad_network_options)
 	ASSERT_NE(NULL, v = vmm_new(e));
 	v->o.net = &bad;
 	EXPECT_EQ(-EINVAL, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
+	EXPECT_STREQ("network options", v->where);
+	EXPECT_EQ(0, vmm_free(e, v));
+	bad = no;
+	bad.cq_entries = 32;	/* below NVX_UVM_NET_MIN_CQ */
+	ASSERT_NE(NULL, v = vmm_new(e));
+	v->o.net = &bad;
+	EXPECT_EQ(-EINVAL, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
+	EXPECT_STREQ("network options", v->where);
+	EXPECT_EQ(0, vmm_free(e, v));
+	bad = no;
+	bad.nr_bufs = 1;	/* one buffer: its releases would wait for a second */
+	ASSERT_NE(NULL, v = vmm_new(e));
+	v->o.net = &bad;
+	EXPECT_EQ(-EINVAL, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
+	EXPECT_STREQ("network options", v->where);
 	EXPECT_EQ(0, vmm_free(e, v));
 
 	bad = no;
