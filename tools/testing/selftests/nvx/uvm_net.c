@@ -416,6 +416,24 @@ static int64_t stat_of(struct vmm *v, const char *name)
 }
 
 /*
+ * udp-echo with network @n refused: @err at step @where (NULL: any),
+ * the VM's slot freed (the teardown checks that nothing was kept).
+ */
+static void expect_refused(struct __test_metadata *_metadata, struct env *e,
+			   const struct nvx_uvm_net *n, int err,
+			   const char *where)
+{
+	struct vmm *v = vmm_new(e);
+
+	ASSERT_NE(NULL, v);
+	v->o.net = n;
+	EXPECT_EQ(err, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
+	if (where)
+		EXPECT_STREQ(where, v->where);
+	EXPECT_EQ(0, vmm_free(e, v));
+}
+
+/*
  * Fixture "uvm_net": the uvm fixture's environment, and a NIC pair with
  * the host's address on the peer, deleted in the teardown.
  */
@@ -834,62 +852,33 @@ NET_TEST(bad_network_options)
 	/* field by field */
 	bad = no;
 	bad.ip4 = 0;
-	ASSERT_NE(NULL, v = vmm_new(e));
-	v->o.net = &bad;
-	EXPECT_EQ(-EINVAL, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
-	EXPECT_STREQ("network options", v->where);
-	EXPECT_EQ(0, vmm_free(e, v));
+	expect_refused(_metadata, e, &bad, -EINVAL, "network options");
 
 	bad = no;
 	bad.nr_bufs = NVX_UVM_NET_MAX_BUFS + 1;
-	ASSERT_NE(NULL, v = vmm_new(e));
-	v->o.net = &bad;
-	EXPECT_EQ(-EINVAL, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
-	EXPECT_EQ(0, vmm_free(e, v));
+	expect_refused(_metadata, e, &bad, -EINVAL, "network options");
 
 	bad = no;
 	bad.cq_entries = 1000;
-	ASSERT_NE(NULL, v = vmm_new(e));
-	v->o.net = &bad;
-	EXPECT_EQ(-EINVAL, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
-	EXPECT_EQ(0, vmm_free(e, v));
+	expect_refused(_metadata, e, &bad, -EINVAL, "network options");
 
 	bad = no;
 	bad.cq_entries = 4096;	/* rings over the area's 64 KiB */
-	ASSERT_NE(NULL, v = vmm_new(e));
-	v->o.net = &bad;
-	EXPECT_EQ(-EINVAL, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
-	EXPECT_STREQ("network options", v->where);
-	EXPECT_EQ(0, vmm_free(e, v));
+	expect_refused(_metadata, e, &bad, -EINVAL, "network options");
 	bad = no;
 	bad.cq_entries = 32;	/* below NVX_UVM_NET_MIN_CQ */
-	ASSERT_NE(NULL, v = vmm_new(e));
-	v->o.net = &bad;
-	EXPECT_EQ(-EINVAL, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
-	EXPECT_STREQ("network options", v->where);
-	EXPECT_EQ(0, vmm_free(e, v));
+	expect_refused(_metadata, e, &bad, -EINVAL, "network options");
 	bad = no;
 	bad.nr_bufs = 1;	/* one buffer: its releases would wait for a second */
-	ASSERT_NE(NULL, v = vmm_new(e));
-	v->o.net = &bad;
-	EXPECT_EQ(-EINVAL, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
-	EXPECT_STREQ("network options", v->where);
-	EXPECT_EQ(0, vmm_free(e, v));
+	expect_refused(_metadata, e, &bad, -EINVAL, "network options");
 
 	bad = no;
 	bad.ifindex = if_nametoindex("lo");	/* no backend drives it */
-	ASSERT_NE(NULL, v = vmm_new(e));
-	v->o.net = &bad;
-	EXPECT_EQ(-EOPNOTSUPP, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
-	EXPECT_STREQ("NVX_IOC_SRQ_CREATE", v->where);
-	EXPECT_EQ(0, vmm_free(e, v));
+	expect_refused(_metadata, e, &bad, -EOPNOTSUPP, "NVX_IOC_SRQ_CREATE");
 
 	bad = no;
 	bad.ifindex = 0x7fffffff;
-	ASSERT_NE(NULL, v = vmm_new(e));
-	v->o.net = &bad;
-	EXPECT_EQ(-ENODEV, vmm_launch(e, v, e->ep, 0, "udp-echo", NULL));
-	EXPECT_EQ(0, vmm_free(e, v));
+	expect_refused(_metadata, e, &bad, -ENODEV, "NVX_IOC_SRQ_CREATE");
 
 	/* one address, one VM: the second is refused, the first unharmed */
 	ASSERT_NE(NULL, v = vmm_new(e));
