@@ -527,6 +527,100 @@ NET_TEST(udp_echo_round_trip)
 	server_fini(&sv);
 }
 
+/* Send @n datagrams of @size bytes (dgram_fill(seq0 + i)) to @dst. */
+static int send_dgrams(uint32_t dst, unsigned int n, unsigned int size,
+		       uint32_t seq0)
+{
+	unsigned char buf[2048];
+	unsigned int i;
+	int s = udp_client(dst);
+
+	if (s < 0)
+		return -errno;
+	for (i = 0; i < n; i++) {
+		dgram_fill(buf, size, seq0 + i);
+		if (send(s, buf, size, 0) != (ssize_t)size) {
+			close(s);
+			return -errno;
+		}
+	}
+	close(s);
+	return 0;
+}
+
+/*
+ * Where frames land, read in the guest's memory after it took them: 64
+ * 60-byte frames fill one buffer at strides 0..63, in order, byte for
+ * byte; then 600-byte frames (3 strides) leave one stride at a
+ * buffer's end, which a filler completion reports, and the next frame
+ * starts the next buffer at stride 0.
+ */
+NET_TEST(frames_land_in_guest_memory)
+{
+	struct env *e = &self->e;
+	const struct nvx_vmnet_info *ni;
+	struct nvx_srq_cqe *cq, c;
+	struct nvx_uvm_net no;
+	struct server sv;
+	struct vmm *v;
+	uint32_t prod, i, first, fillers = 0, big = 0;
+	const unsigned char *f;
+	unsigned char want[600];
+
+	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
+	ASSERT_NE(NULL, v = vmm_new(e));
+	ASSERT_EQ(0, launch_net(e, v, &no, &self->ne, 2, "--sink", "--count",
+				"86", NULL))
+		TH_LOG("%s", vmm_why(v));
+	ASSERT_EQ(0, neigh_set(&self->ne, v));
+	ASSERT_EQ(0, serve_until_lines(&sv, " port 7\n", 1));
+	ni = v->vm.net;
+	ASSERT_EQ(0, send_dgrams(no.ip4, 64, 18, 0));
+	ASSERT_EQ(0, send_dgrams(no.ip4, 22, 558, 1000));
+	free(serve_to_exit(_metadata, &sv, v, NULL));
+
+	cq = (struct nvx_srq_cqe *)(vm_cq_hdr(v) + 1);
+	prod = vm_cq_hdr(v)->prod;
+	ASSERT_LE(64U + 22 + 1, prod);
+	first = cq[0].buf;
+	for (i = 0; i < prod && i < ni->cq_entries; i++) {
+		c = cq[i];
+		if (c.flags & NVX_SRQ_CQE_FILLER) {
+			fillers++;
+			/* 21 frames of 3 strides, then the one left over */
+			EXPECT_EQ(63, c.stride);
+			EXPECT_EQ(1, c.strides);
+			continue;
+		}
+		ASSERT_GT(ni->nr_bufs, c.buf);
+		f = (const unsigned char *)v->vm.mem + ni->buf_gpa +
+		    (uint64_t)c.buf * ni->buf_size +
+		    (uint64_t)c.stride * ni->stride;
+		if (i < 64) {
+			/* one buffer, stride after stride */
+			EXPECT_EQ(first, c.buf);
+			EXPECT_EQ(i, c.stride);
+			EXPECT_EQ(1, c.strides);
+			EXPECT_EQ(60U, c.len);
+			dgram_fill(want, 18, i);
+			EXPECT_EQ(0, memcmp(f + 42, want, 18)) TH_LOG("frame %u", i);
+			continue;
+		}
+		EXPECT_EQ(600U, c.len);
+		EXPECT_EQ(3, c.strides);
+		dgram_fill(want, 558, 1000 + big);
+		EXPECT_EQ(0, memcmp(f + 42, want, 558)) TH_LOG("big %u", big);
+		/* a new buffer's first frame is at stride 0 */
+		if (big == 0 || big == 21)
+			EXPECT_EQ(0, c.stride);
+		big++;
+	}
+	EXPECT_EQ(22U, big);
+	EXPECT_EQ(1U, fillers);
+	finish_vm(_metadata, e, v, e->ep, NVX_UVM_DETACHED);
+	server_fini(&sv);
+}
+
 /*
  * Two VMs on one NIC, at .2 and .3: each answers its own client, and its
  * set saw only its own frames (its datagrams and the ARP for it). ping
