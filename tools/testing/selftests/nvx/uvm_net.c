@@ -32,6 +32,10 @@ struct net_env {
 
 static int net_env_up(struct net_env *ne)
 {
+	/* a pair an earlier test left would take the subnet's route */
+	sh("for d in $(ip -o addr show to %s0/24 | awk '{print $2}'); do "
+	   "d=${d%%%%@*}; ip link del \"${d%%p}\" 2>/dev/null; done",
+	   NET_PFX);
 	if (nic_create_as(&ne->nic, "nvn", true))
 		return -1;
 	ne->up = true;
@@ -367,9 +371,10 @@ static void *flood_run(void *arg)
 		if (f->count) {
 			struct nvx_srq_ring *h = vm_cq_hdr(f->v);
 
-			/* sent - consumed, and ARP's frames, within the window */
-			if (f->sent + k - __atomic_load_n(&h->cons,
-							  __ATOMIC_ACQUIRE) >
+			/* sent - consumed within the window: u32 indexes */
+			if ((uint32_t)(f->sent + k -
+				       __atomic_load_n(&h->cons,
+						       __ATOMIC_ACQUIRE)) >
 			    f->window) {
 				usleep(200);
 				continue;
