@@ -32,10 +32,9 @@ struct net_env {
 
 static int net_env_up(struct net_env *ne)
 {
-	/* a pair an earlier test left would take the subnet's route */
-	sh("for d in $(ip -o addr show to %s0/24 | awk '{print $2}'); do "
-	   "d=${d%%%%@*}; ip link del \"${d%%p}\" 2>/dev/null; done",
-	   NET_PFX);
+	/* a pair an earlier test left would take the subnet's route (NET_PFX) */
+	sh("%s",
+	   "for d in $(ip -o addr show to 198.51.100.0/24 | awk '{print $2}'); do d=${d%@*}; ip link del ${d%p} 2>/dev/null; done");
 	if (nic_create_as(&ne->nic, "nvn", true))
 		return -1;
 	ne->up = true;
