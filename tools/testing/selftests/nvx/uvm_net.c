@@ -467,7 +467,7 @@ FIXTURE_TEARDOWN(uvm_net)
 /* =========================================================== tests === */
 
 /*
- * A guest answers 300 datagrams of 64 to 1,400 bytes, byte for byte, on
+ * A guest answers 300 datagrams of 18 to 1,400 bytes, byte for byte, on
  * its own receive queue: the host's ARP for it answered, its set's
  * counters agreeing with what was sent, nothing dropped or refused.
  */
