@@ -225,6 +225,83 @@ static int64_t vn_stat(struct vn_vm *b, const char *name)
 	return nvx_uvm_kvm_stat(b->vm.stats_fd, name);
 }
 
+/*
+ * Start @image with @argv (NULL-ended) in a VM on VN_NIC with @net, its
+ * vCPU and its message server running: 0, or -errno (logged).
+ */
+static int vn_vm_start(struct nvx_ctx *ctx, const char *image, char **argv,
+		       struct nvx_uvm_net *net, struct vn_vm *b)
+{
+	struct nvx_uvm_endpoint ep = { .flags = NVX_UVM_EP_CLOEXEC,
+				       .max_vms = 1 };
+	struct nvx_uvm_opts o = { 0 };
+	const char *where;
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	b->ep_fd = -1;
+	b->done_fd = -1;
+	net->ifindex = if_nametoindex(VN_NIC);
+	nvx_uvm_net_parse_ip(net, VN_GUEST);
+	b->sv.in_fd = -1;
+	b->sv.out_fd = -1;
+	b->sv.err_fd = 2;
+	b->sv.buf = malloc(NVX_UVM_MAX_BULK);
+	if (!b->sv.buf)
+		return -ENOMEM;
+	if (ioctl(ctx->fd, NVX_IOC_UVM_ENDPOINT, &ep) < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	b->ep_fd = ep.fd;
+	b->done_fd = eventfd(0, EFD_CLOEXEC);
+	o.image = image;
+	o.argv = argv;
+	while (argv[o.argc])
+		o.argc++;
+	o.ep_fd = ep.fd;
+	o.net = net;
+	ret = nvx_uvm_create(&b->vm, ctx->fd, &o, &where);
+	if (ret) {
+		nvx_err("bench vmnet: %s: %s", where, strerror(-ret));
+		goto fail;
+	}
+	ret = -pthread_create(&b->server, NULL, vn_serve, b);
+	if (ret)
+		goto fail;
+	ret = -pthread_create(&b->vcpu, NULL, vn_vcpu, b);
+	if (ret) {
+		b->stop_serving = 1;
+		pthread_join(b->server, NULL);
+		goto fail;
+	}
+	return 0;
+fail:
+	nvx_uvm_destroy(&b->vm);
+	if (b->done_fd >= 0)
+		close(b->done_fd);
+	if (b->ep_fd >= 0)
+		close(b->ep_fd);
+	free(b->sv.buf);
+	return ret;
+}
+
+/* Stop what vn_vm_start() started and free it. */
+static void vn_vm_stop(struct vn_vm *b)
+{
+	b->vm.stop = 1;
+	while (pthread_tryjoin_np(b->vcpu, NULL)) {
+		pthread_kill(b->vcpu, SIGUSR1);
+		usleep(10000);
+	}
+	b->stop_serving = 1;
+	pthread_join(b->server, NULL);
+	nvx_uvm_destroy(&b->vm);
+	close(b->done_fd);
+	close(b->ep_fd);
+	free(b->sv.buf);
+}
+
 /* udp-echo in a VM on VN_NIC (--poll with @poll), echoing to the client. */
 static int vn_guest(struct nvx_ctx *ctx, const char *image, bool poll,
 		    uint64_t ns, unsigned int window, struct vn_run *r)
@@ -232,69 +309,29 @@ static int vn_guest(struct nvx_ctx *ctx, const char *image, bool poll,
 	static const char *const names[] = {
 		"exits", "irq_exits", "userspace_exits", "halt_exits",
 	};
-	struct nvx_uvm_endpoint ep = { .flags = NVX_UVM_EP_CLOEXEC,
-				       .max_vms = 1 };
 	char a0[] = "udp-echo", a1[] = "--poll";
 	char *argv[3];
 	int64_t before[4], after[4];
-	struct nvx_uvm_opts o = { 0 };
 	struct nvx_uvm_net net = { 0 };
-	struct vn_vm b = { .ep_fd = -1, .done_fd = -1 };
-	const char *where;
+	struct vn_vm b;
 	unsigned int i;
 	int ret;
 
-	net.ifindex = if_nametoindex(VN_NIC);
-	nvx_uvm_net_parse_ip(&net, VN_GUEST);
-	b.sv.in_fd = -1;
-	b.sv.out_fd = -1;
-	b.sv.err_fd = 2;
-	b.sv.buf = malloc(NVX_UVM_MAX_BULK);
-	if (!b.sv.buf)
-		return -ENOMEM;
-	if (ioctl(ctx->fd, NVX_IOC_UVM_ENDPOINT, &ep) < 0) {
-		free(b.sv.buf);
-		return -errno;
-	}
-	b.ep_fd = ep.fd;
-	b.done_fd = eventfd(0, EFD_CLOEXEC);
 	argv[0] = a0;
-	argv[1] = a1;
+	argv[1] = poll ? a1 : NULL;
 	argv[2] = NULL;
-	o.image = image;
-	o.argc = poll ? 2 : 1;	/* udp-echo [--poll]: it echoes */
-	o.argv = argv;
-	o.ep_fd = ep.fd;
-	o.net = &net;
-	ret = nvx_uvm_create(&b.vm, ctx->fd, &o, &where);
-	if (ret) {
-		nvx_err("bench vmnet: %s: %s", where, strerror(-ret));
-		goto out;
-	}
-	ret = -pthread_create(&b.server, NULL, vn_serve, &b);
+	ret = vn_vm_start(ctx, image, argv, &net, &b);
 	if (ret)
-		goto out;
-	ret = -pthread_create(&b.vcpu, NULL, vn_vcpu, &b);
-	if (ret) {
-		b.stop_serving = 1;
-		pthread_join(b.server, NULL);
-		goto out;
-	}
+		return ret;
 	for (i = 0; i < 4; i++)
 		before[i] = vn_stat(&b, names[i]);
 	ret = vn_client(VN_GUEST, ns, window, r);
 	for (i = 0; i < 4; i++)
 		after[i] = vn_stat(&b, names[i]);
-	b.vm.stop = 1;
-	while (pthread_tryjoin_np(b.vcpu, NULL)) {
-		pthread_kill(b.vcpu, SIGUSR1);
-		usleep(10000);
-	}
-	b.stop_serving = 1;
-	pthread_join(b.server, NULL);
+	vn_vm_stop(&b);
 	if (ret) {
 		nvx_err("bench vmnet: the VM's client: %s", strerror(-ret));
-		goto out;
+		return ret;
 	}
 	/* KVM's counts take in the warm-up too (its frames and a 200 ms wait) */
 	r->exits = nvx_bench_div((after[0] - before[0]) -
@@ -302,12 +339,100 @@ static int vn_guest(struct nvx_ctx *ctx, const char *image, bool poll,
 	r->irq_exits = nvx_bench_div(after[1] - before[1], r->echoed);
 	r->user_exits = nvx_bench_div(after[2] - before[2], r->echoed);
 	r->halts = nvx_bench_div(after[3] - before[3], r->echoed);
+	return 0;
+}
+
+/* A burst taken whole by a VM that holds every buffer: what it used. */
+struct vn_burst {
+	unsigned int nr_bufs;	/* the VM's buffers (16 KiB each) */
+	uint64_t sent;
+	uint64_t received;	/* frames the NIC wrote into them */
+	uint64_t drops_no_buf;
+	uint64_t drops_cq_full;
+	unsigned int bufs_used;	/* buffers filled or filling at the end */
+};
+
+/*
+ * VN_BURST datagrams of VN_PAYLOAD bytes, sent at once to udp-echo
+ * --sink --poll --hold in a VM with @nr_bufs buffers: nothing is given
+ * back, so what fits is what the buffers hold.
+ */
+static int vn_burst(struct nvx_ctx *ctx, const char *image,
+		    unsigned int nr_bufs, struct vn_burst *r)
+{
+	char a0[] = "udp-echo", a1[] = "--sink", a2[] = "--poll",
+	     a3[] = "--hold", a4[] = "1000000";
+	char *argv[6];
+	struct nvx_uvm_net net = { .nr_bufs = nr_bufs,
+				   .cq_entries = NVX_UVM_NET_MAX_CQ };
+	char out[VN_BATCH][VN_PAYLOAD], cmd[160];
+	struct mmsghdr so[VN_BATCH];
+	struct iovec iso[VN_BATCH];
+	struct nvx_srq_stats st;
+	uint64_t seen = UINT64_MAX;
+	const uint8_t *m;
+	struct vn_vm b;
+	int s, i, k, ret;
+
+	memset(r, 0, sizeof(*r));
+	r->nr_bufs = nr_bufs;
+	argv[0] = a0;
+	argv[1] = a1;
+	argv[2] = a2;
+	argv[3] = a3;
+	argv[4] = a4;
+	argv[5] = NULL;
+	ret = vn_vm_start(ctx, image, argv, &net, &b);
+	if (ret)
+		return ret;
+	/* the guest polling its ring; its MAC known: no ARP in the burst */
+	usleep(1000000);
+	m = b.vm.net->mac;
+	snprintf(cmd, sizeof(cmd),
+		 "ip neigh replace %s lladdr %02x:%02x:%02x:%02x:%02x:%02x dev %sp nud permanent",
+		 VN_GUEST, m[0], m[1], m[2], m[3], m[4], m[5], VN_NIC);
+	s = vn_sh(cmd) ? -EIO : vn_socket(VN_GUEST);
+	if (s < 0) {
+		ret = s;
+		goto out;
+	}
+	memset(so, 0, sizeof(so));
+	memset(out, 0x5a, sizeof(out));
+	for (i = 0; i < VN_BATCH; i++) {
+		iso[i].iov_base = out[i];
+		iso[i].iov_len = VN_PAYLOAD;
+		so[i].msg_hdr.msg_iov = &iso[i];
+		so[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (r->sent < VN_BURST) {
+		k = sendmmsg(s, so, VN_BATCH, 0);
+		if (k <= 0) {
+			ret = -errno;
+			break;
+		}
+		r->sent += k;
+	}
+	close(s);
+	/* until the set's counts stop moving (3 s at most) */
+	for (i = 0; i < 30 && !ret; i++) {
+		st = (struct nvx_srq_stats){ .queue = NVX_SRQ_ALL_QUEUES };
+		if (ioctl(b.vm.srq_fd, NVX_SRQ_IOC_STATS, &st)) {
+			ret = -errno;
+			break;
+		}
+		if (st.rx_packets + st.drops_no_buf + st.drops_cq_full == seen)
+			break;
+		seen = st.rx_packets + st.drops_no_buf + st.drops_cq_full;
+		usleep(100000);
+	}
+	r->received = st.rx_packets;
+	r->drops_no_buf = st.drops_no_buf;
+	r->drops_cq_full = st.drops_cq_full;
+	r->bufs_used = st.bufs_held + st.bufs_filling;
 out:
-	nvx_uvm_destroy(&b.vm);
-	if (b.done_fd >= 0)
-		close(b.done_fd);
-	close(b.ep_fd);
-	free(b.sv.buf);
+	vn_vm_stop(&b);
+	if (ret)
+		nvx_err("bench vmnet: the burst: %s", strerror(-ret));
 	return ret;
 }
 
@@ -444,6 +569,31 @@ static void vn_print_run(struct nvx_ctx *ctx, const char *name,
 	printf("\n");
 }
 
+static void vn_print_burst(struct nvx_ctx *ctx, const struct vn_burst *b)
+{
+	struct nvx_json *j = &ctx->js;
+
+	if (ctx->json) {
+		nvx_json_object_begin(j, NULL);
+		nvx_json_u64(j, "nr_bufs", b->nr_bufs);
+		nvx_json_u64(j, "kib", b->nr_bufs * NVX_SRQ_DEF_BUF_SIZE / 1024);
+		nvx_json_u64(j, "sent", b->sent);
+		nvx_json_u64(j, "received", b->received);
+		nvx_json_u64(j, "drops_no_buf", b->drops_no_buf);
+		nvx_json_u64(j, "drops_cq_full", b->drops_cq_full);
+		nvx_json_u64(j, "bufs_used", b->bufs_used);
+		nvx_json_end(j);
+		return;
+	}
+	printf("  measured, a VM holding what it takes, %u buffers (%u KiB): ",
+	       b->nr_bufs, b->nr_bufs * NVX_SRQ_DEF_BUF_SIZE / 1024);
+	printf("sent %llu, in its buffers %llu, dropped no-buffer %llu, ",
+	       (unsigned long long)b->sent, (unsigned long long)b->received,
+	       (unsigned long long)b->drops_no_buf);
+	printf("cq-full %llu, buffers used %u\n",
+	       (unsigned long long)b->drops_cq_full, b->bufs_used);
+}
+
 /**
  * cmd_bench_vmnet() - nvx-bench vmnet
  * @ctx: the benchmark.
@@ -466,10 +616,13 @@ int cmd_bench_vmnet(struct nvx_ctx *ctx, int argc, char **argv)
 	/* a burst of VN_BURST 64-byte frames: strides, or whole buffers */
 	double direct_kib = VN_BURST * (double)NVX_SRQ_DEF_STRIDE / 1024;
 	double perq_kib = VN_BURST * 2048.0 / 1024;
+	const unsigned int burst_bufs = VN_BURST * NVX_SRQ_DEF_STRIDE /
+					NVX_SRQ_DEF_BUF_SIZE;
+	struct vn_burst burst[2] = { 0 };
 	char image[PATH_MAX];
 	struct nvx_json *j = &ctx->js;
 	uint64_t ns;
-	int c, ret;
+	int c, i, ret;
 
 	opterr = 0;
 	optind = 0;
@@ -525,6 +678,9 @@ int cmd_bench_vmnet(struct nvx_ctx *ctx, int argc, char **argv)
 	ret = vn_guest(ctx, image, false, ns, window, &irq);
 	if (!ret)
 		ret = vn_guest(ctx, image, true, ns, window, &poll);
+	/* the whole burst's strides, then half of them */
+	for (i = 0; i < 2 && !ret; i++)
+		ret = vn_burst(ctx, image, burst_bufs >> i, &burst[i]);
 	vn_sh("ip link del " VN_NIC);
 	if (!ret) {
 		ret = vn_host(ns, window, &host);
@@ -547,6 +703,10 @@ int cmd_bench_vmnet(struct nvx_ctx *ctx, int argc, char **argv)
 		nvx_json_object_begin(j, "burst_4096x64");
 		nvx_json_double(j, "direct_kib", direct_kib);
 		nvx_json_double(j, "per_queue_one_frame_kib", perq_kib);
+		nvx_json_array_begin(j, "measured");
+		for (i = 0; i < 2; i++)
+			vn_print_burst(ctx, &burst[i]);
+		nvx_json_end(j);
 		nvx_json_end(j);
 		nvx_json_double(j, "polling_over_host",
 				nvx_bench_div(poll.rate, host.rate));
@@ -567,6 +727,8 @@ int cmd_bench_vmnet(struct nvx_ctx *ctx, int argc, char **argv)
 		printf("burst of %u x 64 B, no drop: %.0f KiB of 16 KiB buffers at 256 B strides; ",
 		       VN_BURST, direct_kib);
 		printf("%.0f KiB one frame per 2 KiB buffer\n", perq_kib);
+		for (i = 0; i < 2; i++)
+			vn_print_burst(ctx, &burst[i]);
 		printf("polling VM / host: %.2f\n",
 		       nvx_bench_div(poll.rate, host.rate));
 		printf("headline (VM direct / host process, echoes per second): %.2f\n",
@@ -597,8 +759,11 @@ const char nvx_bench_vmnet_usage[] =
 	"Per VM path, KVM's exits per echoed frame (all but the host's\n"
 	"interrupts), to userspace (TX kicks), halts, and the host's\n"
 	"interrupts. The memory a burst of 4,096 64-byte frames needs without a\n"
-	"drop is computed from the geometry: 256-byte strides of 16 KiB\n"
-	"buffers, against one frame per 2 KiB buffer. With two CPUs the VM's\n"
+	"drop is computed from the geometry (256-byte strides of 16 KiB\n"
+	"buffers, against one frame per 2 KiB buffer) and measured: the burst\n"
+	"sent at once to udp-echo --sink --poll --hold in a VM with 64 buffers\n"
+	"(1 MiB), then 32, that gives none back; the set's counters say what\n"
+	"landed and what was dropped. With two CPUs the VM's\n"
 	"vCPU (or the server) runs on CPU 0, the client on CPU 1. Grows the\n"
 	"pool by 16 MiB and gives it back; makes and deletes the NIC and veth.\n"
 	"Under QEMU TCG the rates are not hardware rates: compare the ratios.\n"
@@ -606,5 +771,8 @@ const char nvx_bench_vmnet_usage[] =
 	"\"frames_per_s\", \"sent\", \"echoed\", \"lost\", and for a VM\n"
 	"\"exits_per_frame\", \"irq_exits_per_frame\",\n"
 	"\"userspace_exits_per_frame\", \"halt_exits_per_frame\"),\n"
-	"\"burst_4096x64\", \"polling_over_host\" and \"headline\": vm_direct's\n"
+	"\"burst_4096x64\" (\"direct_kib\", \"per_queue_one_frame_kib\" and\n"
+	"\"measured\": per run \"nr_bufs\", \"kib\", \"sent\", \"received\",\n"
+	"\"drops_no_buf\", \"drops_cq_full\", \"bufs_used\"),\n"
+	"\"polling_over_host\" and \"headline\": vm_direct's\n"
 	"echoes per second over host_veth_mmsg's.\n";

@@ -47,7 +47,7 @@ static struct nvx_srq_txd *txd;
 static unsigned char *bufs, *slots;
 static __u32 cq_cons, rel_prod, tx_prod, tx_kicked, ip_id;
 static unsigned long long tx_first_ns;	/* the oldest frame not kicked */
-static int poll_always, have_irq;
+static int poll_always, have_irq, hold;
 static struct net_stats st;
 
 /* the frame udp_recv() last returned, and strides waiting for release */
@@ -116,6 +116,13 @@ const struct net_stats *net_stats(void)
 void net_set_poll(int always)
 {
 	poll_always = always;
+}
+
+void net_set_hold(int on)
+{
+	hold = on;
+	if (!on && pend)
+		rel_flush();
 }
 
 static int pow2(__u32 v)
@@ -361,13 +368,16 @@ static void cq_publish(int whole)
 /*
  * Write release entries for every buffer with strides waiting, as far
  * as the ring has room; what does not fit waits for the next call (the
- * kernel takes entries when it refills: never wait for it here).
+ * kernel takes entries when it refills: never wait for it here). Nothing
+ * while holding (net_set_hold()).
  */
 static void rel_flush(void)
 {
 	struct nvx_srq_rel *r;
 	__u32 b;
 
+	if (hold)
+		return;
 	for (b = 0; b < ni->nr_bufs; b++) {
 		if (!pend[b])
 			continue;

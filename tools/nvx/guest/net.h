@@ -55,6 +55,13 @@ const struct net_stats *net_stats(void);
 void net_set_poll(int always);
 
 /*
+ * Hold every frame's strides (@on 1): nothing is given back to the NIC,
+ * which drops what comes once the buffers it had are full (a guest that
+ * stops releasing, or a burst taken whole). @on 0 gives them all back.
+ */
+void net_set_hold(int on);
+
+/*
  * The next UDP datagram for us: 0 with @d filled, or -EAGAIN when none
  * is there and @wait is 0. With @wait, waits (flushing what was sent
  * first). Releases the previous datagram's frame.

@@ -5,10 +5,13 @@
  * receive, no exit while frames come, one port write per batch sent.
  * ARP and ping are answered on the way.
  *
- *   udp-echo [--port P] [--count N] [--sink] [--poll]
+ *   udp-echo [--port P] [--count N] [--hold N] [--sink] [--poll]
  *
  * --port P   the port served (default 7; 0: any port);
  * --count N  stop after N datagrams (default 0: never);
+ * --hold N   give no buffer back to the NIC until N datagrams have come
+ *            (a guest that stops releasing; a burst taken whole), then
+ *            all at once;
  * --sink     count them without answering;
  * --poll     never sleep: poll the completion ring only.
  *
@@ -18,6 +21,9 @@
  * or when the TX ring was stopped.
  */
 #include "net.h"
+
+static const char usage[] =
+	"usage: udp-echo [--port P] [--count N] [--hold N] [--sink] [--poll]\n";
 
 /* A line built whole, then written at once: VMs sharing a stdout. */
 struct line {
@@ -49,7 +55,7 @@ static void add_stat(struct line *l, const char *name, unsigned long long v)
 
 int nvx_main(int argc, char **argv)
 {
-	unsigned long port = 7, count = 0, n = 0;
+	unsigned long port = 7, count = 0, hold = 0, n = 0;
 	const struct net_stats *s;
 	const unsigned char *ip;
 	int sink = 0, i, err = 0;
@@ -63,21 +69,25 @@ int nvx_main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--poll")) {
 			net_set_poll(1);
 		} else if (i + 1 < argc && (!strcmp(argv[i], "--port") ||
-					    !strcmp(argv[i], "--count"))) {
+					    !strcmp(argv[i], "--count") ||
+					    !strcmp(argv[i], "--hold"))) {
 			unsigned long v = strtoul(argv[i + 1], &end, 10);
 
 			if (*end || end == argv[i + 1] ||
-			    (argv[i][2] == 'p' && v > 65535)) {
+			    (argv[i][2] == 'p' && v > 65535) ||
+			    (argv[i][2] == 'h' && !v)) {
 				print("udp-echo: bad number\n");
 				return 1;
 			}
 			if (argv[i][2] == 'p')
 				port = v;
-			else
+			else if (argv[i][2] == 'c')
 				count = v;
+			else
+				hold = v;
 			i++;
 		} else {
-			print("usage: udp-echo [--port P] [--count N] [--sink] [--poll]\n");
+			print(usage);
 			return 1;
 		}
 	}
@@ -94,6 +104,8 @@ int nvx_main(int argc, char **argv)
 	add_dec(&l, port);
 	add(&l, "\n");
 	write(1, l.b, l.n);
+	if (hold)
+		net_set_hold(1);
 
 	while (!count || n < count) {
 		if (udp_recv(&d, 1))
@@ -101,6 +113,8 @@ int nvx_main(int argc, char **argv)
 		if (port && d.dport != port)
 			continue;
 		n++;
+		if (n == hold)
+			net_set_hold(0);
 		if (sink)
 			continue;
 		/* the next hop is who sent it: no ARP lookup */

@@ -827,6 +827,80 @@ NET_TEST(hostile_guest_hurts_only_itself)
 }
 
 /*
+ * A guest that stops releasing (udp-echo --hold): the NIC fills the
+ * buffers it had, then drops what comes for that VM, counted on its set
+ * (no buffer); its neighbour on the same NIC echoes every datagram
+ * meanwhile, nothing dropped for it. Stopping the holder gives all back.
+ */
+NET_TEST(guest_that_stops_releasing_drops_alone)
+{
+	/* 32 buffers of 64 one-stride frames: 2,048 fit, 3,000 are sent */
+	const unsigned int fit = 32 * 64, flood = 3000;
+	struct env *e = &self->e;
+	struct nvx_srq_stats st[2];
+	struct nvx_uvm_net no[2];
+	struct pinger p;
+	struct server sv;
+	struct vmm *v[2];
+	uint64_t seen = 0;
+	unsigned int i;
+
+	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
+	ASSERT_NE(NULL, v[0] = vmm_new(e));
+	ASSERT_EQ(0, launch_net(e, v[0], &no[0], &self->ne, 2, "--sink",
+				"--hold", "1000000", NULL))
+		TH_LOG("%s", vmm_why(v[0]));
+	ASSERT_NE(NULL, v[1] = vmm_new(e));
+	ASSERT_EQ(0, launch_net(e, v[1], &no[1], &self->ne, 3, NULL))
+		TH_LOG("%s", vmm_why(v[1]));
+	ASSERT_EQ(0, serve_until_lines(&sv, " port 7\n", 2));
+	ASSERT_EQ(0, neigh_set(&self->ne, v[0]));
+
+	ASSERT_EQ(0, send_dgrams(no[0].ip4, flood / 2, 18, 0));
+	ASSERT_EQ(0, pinger_start(&p, no[1].ip4, 200, 64, 4));
+	ASSERT_EQ(0, send_dgrams(no[0].ip4, flood - flood / 2, 18, flood / 2));
+	while (!pinger_done(&p))
+		ASSERT_EQ(0, serve_for(&sv, 20));
+	pthread_join(p.thread, NULL);
+	/* what was sent to A has all been taken or dropped */
+	for (i = 0; i < SHORT_MS / 10; i++) {
+		ASSERT_EQ(0, vm_srq_stats(v[0], &st[0]));
+		if (st[0].rx_packets + st[0].drops_no_buf +
+		    st[0].drops_cq_full == seen && i)
+			break;
+		seen = st[0].rx_packets + st[0].drops_no_buf +
+		       st[0].drops_cq_full;
+		ASSERT_EQ(0, serve_for(&sv, 10));
+	}
+	ASSERT_EQ(0, vm_srq_stats(v[1], &st[1]));
+	if (p.err || !st[0].drops_no_buf) {
+		log_net(v[0]);
+		log_net(v[1]);
+	}
+	TH_LOG("A: %llu in its buffers, drops %llu no-buf %llu cq-full; B: %u echoed",
+	       (unsigned long long)st[0].rx_packets,
+	       (unsigned long long)st[0].drops_no_buf,
+	       (unsigned long long)st[0].drops_cq_full, p.echoed);
+	EXPECT_EQ(0, p.err) TH_LOG("B: %s", p.why);
+	EXPECT_EQ(200U, p.echoed);
+	/* A: every buffer full and held, nothing posted, the rest dropped */
+	EXPECT_GE(fit, st[0].rx_packets);
+	EXPECT_LE(flood - fit, st[0].drops_no_buf + st[0].drops_cq_full);
+	EXPECT_LT(0U, st[0].drops_no_buf);
+	EXPECT_EQ(0U, st[0].bufs_posted);
+	EXPECT_EQ(0U, st[0].released);
+	EXPECT_EQ(0U, st[0].release_garbage);
+	/* B: nothing dropped, nothing refused */
+	EXPECT_EQ(0U, st[1].drops_no_buf + st[1].drops_cq_full);
+	EXPECT_EQ(0U, st[1].release_garbage);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, vmm_stop(v[i], SHORT_MS));
+		finish_vm(_metadata, e, v[i], e->ep, NVX_UVM_DETACHED);
+	}
+	server_fini(&sv);
+}
+
+/*
  * The NIC is deleted under a VM that echoes: the set detaches, the guest
  * waits on (its kicks fail with ENXIO at most), and stopping it returns
  * everything (the pool's bytes: the teardown).
