@@ -42,7 +42,7 @@
 #define VN_PAYLOAD	18			/* a 64-byte frame with FCS */
 #define VN_BATCH	32
 #define VN_BURST	4096
-#define VN_POOL		(16ULL << 20)
+#define VN_POOL		(32ULL << 20)
 
 enum {
 	VN_OPT_SECONDS = 0x100,
@@ -73,34 +73,41 @@ static int vn_sh(const char *cmd)
 	return st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) ? -1 : 0;
 }
 
-static int vn_socket(const char *dst)
+static int vn_socket(const char *dst, uint16_t dport, uint16_t lport)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_port = htons(VN_PORT) };
+				 .sin_port = htons(dport) };
+	struct sockaddr_in l = { .sin_family = AF_INET,
+				 .sin_port = htons(lport) };
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	if (s < 0)
 		return -errno;
 	inet_pton(AF_INET, dst, &a.sin_addr);
-	if (connect(s, (struct sockaddr *)&a, sizeof(a))) {
+	if ((lport && bind(s, (struct sockaddr *)&l, sizeof(l))) ||
+	    connect(s, (struct sockaddr *)&a, sizeof(a))) {
 		close(s);
 		return -errno;
 	}
 	return s;
 }
 
-/* One datagram echoed within 2 s, up to 15 tries (ARP, a guest booting). */
+/*
+ * One datagram echoed within 2 s, for up to 30 s (ARP, a guest booting;
+ * a port nobody has bound yet answers ECONNREFUSED at once: wait then).
+ */
 static int vn_warm(int s)
 {
 	char buf[VN_PAYLOAD] = "warm", in[64];
 	struct pollfd p = { .fd = s, .events = POLLIN };
-	int i;
+	uint64_t end = nvx_now_ns() + 30000000000ULL;
 
-	for (i = 0; i < 15; i++) {
-		if (send(s, buf, sizeof(buf), 0) < 0)
+	while (nvx_now_ns() < end) {
+		if (send(s, buf, sizeof(buf), 0) < 0 && errno != ECONNREFUSED)
 			return -errno;
 		if (poll(&p, 1, 2000) == 1 && recv(s, in, sizeof(in), 0) > 0)
 			return 0;
+		usleep(100000);
 	}
 	return -ETIMEDOUT;
 }
@@ -109,8 +116,8 @@ static int vn_warm(int s)
  * The client: @window datagrams in flight at most, sent and received in
  * batches, for @ns; then what is still out is waited for 500 ms.
  */
-static int vn_client(const char *dst, uint64_t ns, unsigned int window,
-		     struct vn_run *r)
+static int vn_client(const char *dst, uint16_t dport, uint16_t lport,
+		     uint64_t ns, unsigned int window, struct vn_run *r)
 {
 	char out[VN_BATCH][VN_PAYLOAD], in[VN_BATCH][64];
 	struct mmsghdr so[VN_BATCH], ri[VN_BATCH];
@@ -119,7 +126,7 @@ static int vn_client(const char *dst, uint64_t ns, unsigned int window,
 	uint64_t t0, t1, end, last, out_now;
 	int s, i, k;
 
-	s = vn_socket(dst);
+	s = vn_socket(dst, dport, lport);
 	if (s < 0)
 		return s;
 	k = vn_warm(s);
@@ -325,7 +332,7 @@ static int vn_guest(struct nvx_ctx *ctx, const char *image, bool poll,
 		return ret;
 	for (i = 0; i < 4; i++)
 		before[i] = vn_stat(&b, names[i]);
-	ret = vn_client(VN_GUEST, ns, window, r);
+	ret = vn_client(VN_GUEST, VN_PORT, 0, ns, window, r);
 	for (i = 0; i < 4; i++)
 		after[i] = vn_stat(&b, names[i]);
 	vn_vm_stop(&b);
@@ -391,7 +398,7 @@ static int vn_burst(struct nvx_ctx *ctx, const char *image,
 	snprintf(cmd, sizeof(cmd),
 		 "ip neigh replace %s lladdr %02x:%02x:%02x:%02x:%02x:%02x dev %sp nud permanent",
 		 VN_GUEST, m[0], m[1], m[2], m[3], m[4], m[5], VN_NIC);
-	s = vn_sh(cmd) ? -EIO : vn_socket(VN_GUEST);
+	s = vn_sh(cmd) ? -EIO : vn_socket(VN_GUEST, VN_PORT, 0);
 	if (s < 0) {
 		ret = s;
 		goto out;
@@ -523,7 +530,7 @@ static int vn_host(uint64_t ns, unsigned int window, struct vn_run *r)
 	if (!ret && write(go[1], "g", 1) != 1)
 		ret = -EPIPE;
 	if (!ret)
-		ret = vn_client(VN_VSERVER, ns, window, r);
+		ret = vn_client(VN_VSERVER, VN_PORT, 0, ns, window, r);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 out:
@@ -534,6 +541,83 @@ out:
 			close(nsp[i]);
 	}
 	vn_sh("ip link del " VN_VETH " 2>/dev/null");
+	return ret;
+}
+
+/* ------------------------------------- through the system process --- */
+
+#define VN_SYS_PORT	7007	/* the guest's socket (unprivileged) */
+#define VN_SYS_CPORT	7008	/* the client's port: the guest connects to it */
+
+static const char vn_sys_policy[] =
+	"[tenant vmnet]\n"
+	"calls = write exit clock getrandom socket bind connect send sockrecv close\n"
+	"egress = allow 127.0.0.0/8\n";
+
+/*
+ * The same guest (udp-echo --sys) echoing through a UDP socket of its
+ * system process (`nvxtool uvm run`, nvxtool beside this program),
+ * bound to 0.0.0.0:VN_SYS_PORT in this namespace and connected to the
+ * client's 127.0.0.1:VN_SYS_CPORT: one message to the system process
+ * per datagram each way (Nanvix's gateway path).
+ */
+static int vn_sys(const char *image, uint64_t ns, unsigned int window,
+		  struct vn_run *r)
+{
+	char dir[] = "/tmp/nvx-bench-vmnet.XXXXXX", policy[64], tool[PATH_MAX];
+	const char *argv[14] = { tool, "uvm", "run", "--policy", policy,
+				 "--tenant", "vmnet", image, "--", "--sys",
+				 NULL, "--port" };
+	char peer[32], port[8];
+	ssize_t len;
+	pid_t pid;
+	int fd, ret;
+
+	snprintf(peer, sizeof(peer), "127.0.0.1:%u", VN_SYS_CPORT);
+	snprintf(port, sizeof(port), "%u", VN_SYS_PORT);
+	argv[10] = peer;
+	argv[12] = port;
+	len = readlink("/proc/self/exe", tool, sizeof(tool) - 16);
+	if (len <= 0)
+		return -errno;
+	tool[len] = 0;
+	snprintf(strrchr(tool, '/'), 16, "/nvxtool");
+	if (access(tool, X_OK) || !mkdtemp(dir))
+		return -errno;
+	snprintf(policy, sizeof(policy), "%s/policy", dir);
+	fd = open(policy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		ret = -errno;
+		goto out_dir;
+	}
+	len = write(fd, vn_sys_policy, sizeof(vn_sys_policy) - 1);
+	close(fd);
+	if (len != sizeof(vn_sys_policy) - 1) {
+		ret = -EIO;
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		goto out;
+	}
+	if (!pid) {
+		/* a group of its own: it and the system process it forks */
+		setpgid(0, 0);
+		fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0)
+			dup2(fd, 1);
+		execv(tool, (char *const *)argv);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	ret = vn_client("127.0.0.1", VN_SYS_PORT, VN_SYS_CPORT, ns, window, r);
+	kill(-pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+out:
+	unlink(policy);
+out_dir:
+	rmdir(dir);
 	return ret;
 }
 
@@ -611,7 +695,7 @@ int cmd_bench_vmnet(struct nvx_ctx *ctx, int argc, char **argv)
 	};
 	struct sigaction sa = { .sa_handler = vn_nop };
 	struct nvx_pool_resize grow = { 0 };
-	struct vn_run irq = { 0 }, poll = { 0 }, host = { 0 };
+	struct vn_run irq = { 0 }, poll = { 0 }, sys = { 0 }, host = { 0 };
 	unsigned long long v, seconds = 3, window = 256;
 	/* a burst of VN_BURST 64-byte frames: strides, or whole buffers */
 	double direct_kib = VN_BURST * (double)NVX_SRQ_DEF_STRIDE / 1024;
@@ -683,6 +767,12 @@ int cmd_bench_vmnet(struct nvx_ctx *ctx, int argc, char **argv)
 		ret = vn_burst(ctx, image, burst_bufs >> i, &burst[i]);
 	vn_sh("ip link del " VN_NIC);
 	if (!ret) {
+		ret = vn_sys(image, ns, window, &sys);
+		if (ret)
+			nvx_err("bench vmnet: through the system process: %s",
+				strerror(-ret));
+	}
+	if (!ret) {
 		ret = vn_host(ns, window, &host);
 		if (ret)
 			nvx_err("bench vmnet: the veth baseline: %s",
@@ -699,6 +789,7 @@ int cmd_bench_vmnet(struct nvx_ctx *ctx, int argc, char **argv)
 		nvx_json_u64(j, "payload", VN_PAYLOAD);
 		vn_print_run(ctx, "vm_direct", &irq, true);
 		vn_print_run(ctx, "vm_direct_polling", &poll, true);
+		vn_print_run(ctx, "vm_sys_socket", &sys, false);
 		vn_print_run(ctx, "host_veth_mmsg", &host, false);
 		nvx_json_object_begin(j, "burst_4096x64");
 		nvx_json_double(j, "direct_kib", direct_kib);
@@ -710,6 +801,8 @@ int cmd_bench_vmnet(struct nvx_ctx *ctx, int argc, char **argv)
 		nvx_json_end(j);
 		nvx_json_double(j, "polling_over_host",
 				nvx_bench_div(poll.rate, host.rate));
+		nvx_json_double(j, "direct_over_sys_socket",
+				nvx_bench_div(irq.rate, sys.rate));
 		nvx_json_double(j, "headline", nvx_bench_div(irq.rate,
 							     host.rate));
 		nvx_json_end(j);
@@ -723,6 +816,7 @@ int cmd_bench_vmnet(struct nvx_ctx *ctx, int argc, char **argv)
 		       "hlt/fr", "hostirq/fr");
 		vn_print_run(ctx, "vm_direct", &irq, true);
 		vn_print_run(ctx, "vm_direct_polling", &poll, true);
+		vn_print_run(ctx, "vm_sys_socket", &sys, false);
 		vn_print_run(ctx, "host_veth_mmsg", &host, false);
 		printf("burst of %u x 64 B, no drop: %.0f KiB of 16 KiB buffers at 256 B strides; ",
 		       VN_BURST, direct_kib);
@@ -731,6 +825,8 @@ int cmd_bench_vmnet(struct nvx_ctx *ctx, int argc, char **argv)
 			vn_print_burst(ctx, &burst[i]);
 		printf("polling VM / host: %.2f\n",
 		       nvx_bench_div(poll.rate, host.rate));
+		printf("VM direct / the same VM through its system process's socket: %.2f\n",
+		       nvx_bench_div(irq.rate, sys.rate));
 		printf("headline (VM direct / host process, echoes per second): %.2f\n",
 		       nvx_bench_div(irq.rate, host.rate));
 	}
@@ -753,6 +849,10 @@ const char nvx_bench_vmnet_usage[] =
 	"    echoes sent by its TX ring, one port write per batch; it sleeps\n"
 	"    when idle (the set's notification as its interrupt)\n"
 	"  vm_direct_polling: the same with udp-echo --poll (never sleeps)\n"
+	"  vm_sys_socket: the same guest (udp-echo --sys) echoing through a\n"
+	"    UDP socket of its system process (`nvxtool uvm run`, the nvxtool\n"
+	"    beside this program, a tenant with socket calls), at\n"
+	"    127.0.0.1:7007: a message each way per datagram\n"
 	"  host_veth_mmsg: a host process echoing with recvmmsg()/sendmmsg()\n"
 	"    in another network namespace over a veth pair\n"
 	"\n"
@@ -765,14 +865,15 @@ const char nvx_bench_vmnet_usage[] =
 	"(1 MiB), then 32, that gives none back; the set's counters say what\n"
 	"landed and what was dropped. With two CPUs the VM's\n"
 	"vCPU (or the server) runs on CPU 0, the client on CPU 1. Grows the\n"
-	"pool by 16 MiB and gives it back; makes and deletes the NIC and veth.\n"
+	"pool by 32 MiB and gives it back; makes and deletes the NIC and veth.\n"
 	"Under QEMU TCG the rates are not hardware rates: compare the ratios.\n"
-	"JSON: \"vm_direct\", \"vm_direct_polling\", \"host_veth_mmsg\" (each\n"
+	"JSON: \"vm_direct\", \"vm_direct_polling\", \"vm_sys_socket\",\n"
+	"\"host_veth_mmsg\" (each\n"
 	"\"frames_per_s\", \"sent\", \"echoed\", \"lost\", and for a VM\n"
 	"\"exits_per_frame\", \"irq_exits_per_frame\",\n"
 	"\"userspace_exits_per_frame\", \"halt_exits_per_frame\"),\n"
 	"\"burst_4096x64\" (\"direct_kib\", \"per_queue_one_frame_kib\" and\n"
 	"\"measured\": per run \"nr_bufs\", \"kib\", \"sent\", \"received\",\n"
 	"\"drops_no_buf\", \"drops_cq_full\", \"bufs_used\"),\n"
-	"\"polling_over_host\" and \"headline\": vm_direct's\n"
+	"\"polling_over_host\", \"direct_over_sys_socket\" and \"headline\": vm_direct's\n"
 	"echoes per second over host_veth_mmsg's.\n";

@@ -13,7 +13,13 @@
  *            (a guest that stops releasing; a burst taken whole), then
  *            all at once;
  * --sink     count them without answering;
- * --poll     never sleep: poll the completion ring only.
+ * --poll     never sleep: poll the completion ring only;
+ * --sys IP:PORT  not on this VM's own queue: through a UDP socket of the
+ *            system process (rt.h's socket calls, one message each way
+ *            per datagram), bound to --port and connected to IP:PORT,
+ *            the only sender it then hears (a baseline for nvx-bench
+ *            vmnet). The tenant needs socket bind connect send sockrecv
+ *            and an egress rule for IP.
  *
  * Prints "udp-echo: IP port P" when it starts and, at the end, its
  * counters ("udp-echo: rx N tx N arp N icmp N bad N kicks N halts N").
@@ -23,7 +29,7 @@
 #include "net.h"
 
 static const char usage[] =
-	"usage: udp-echo [--port P] [--count N] [--hold N] [--sink] [--poll]\n";
+	"usage: udp-echo [--port P] [--count N] [--hold N] [--sink] [--poll] [--sys IP:PORT]\n";
 
 /* A line built whole, then written at once: VMs sharing a stdout. */
 struct line {
@@ -53,12 +59,84 @@ static void add_stat(struct line *l, const char *name, unsigned long long v)
 	add_dec(l, v);
 }
 
+/*
+ * --sys: echo through a socket of the system process, connected to
+ * @peer ("IP:PORT"). The start and end lines as on the direct path.
+ */
+static int sys_echo(const char *peer, unsigned long port,
+		    unsigned long count, int sink)
+{
+	static unsigned char buf[2048];
+	unsigned long long rx = 0, tx = 0;
+	struct nvx_uvm_sockaddr a;
+	struct line l = { .n = 0 };
+	char ip[16], *end;
+	unsigned long pport;
+	const char *what;
+	unsigned int i;
+	long n;
+	int fd, err;
+
+	for (i = 0; peer[i] && peer[i] != ':' && i < sizeof(ip) - 1; i++)
+		ip[i] = peer[i];
+	ip[i] = '\0';
+	if (peer[i] != ':')
+		goto bad;
+	pport = strtoul(peer + i + 1, &end, 10);
+	if (*end || end == peer + i + 1 || !pport || pport > 65535)
+		goto bad;
+	what = "socket";
+	fd = socket(AF_INET, SOCK_DGRAM);
+	err = fd < 0 ? fd : 0;
+	if (!err) {
+		what = "bind";
+		err = sockaddr4(&a, "0.0.0.0", port) ?: bind(fd, &a);
+	}
+	if (!err) {
+		what = "connect";
+		err = sockaddr4(&a, ip, pport) ?: connect(fd, &a);
+	}
+	if (err) {
+		add(&l, "udp-echo: ");
+		add(&l, what);
+		add(&l, ": errno ");
+		add_dec(&l, -err);
+		add(&l, "\n");
+		write(1, l.b, l.n);
+		return 2;
+	}
+	add(&l, "udp-echo: sys socket port ");
+	add_dec(&l, port);
+	add(&l, "\n");
+	write(1, l.b, l.n);
+	while (!count || rx < count) {
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0)
+			break;
+		rx++;
+		if (!sink && send(fd, buf, n, 0) == n)
+			tx++;
+	}
+	close(fd);
+	l.n = 0;
+	add(&l, "udp-echo:");
+	add_stat(&l, "rx", rx);
+	add_stat(&l, "tx", tx);
+	add(&l, "\n");
+	write(1, l.b, l.n);
+	return 0;
+bad:
+	print("udp-echo: bad --sys address (IP:PORT)\n");
+	return 1;
+}
+
 int nvx_main(int argc, char **argv)
 {
 	unsigned long port = 7, count = 0, hold = 0, n = 0;
 	const struct net_stats *s;
 	const unsigned char *ip;
 	int sink = 0, i, err = 0;
+	const char *sys = NULL;
 	struct line l = { .n = 0 };
 	struct udp_dgram d;
 	char *end;
@@ -68,6 +146,8 @@ int nvx_main(int argc, char **argv)
 			sink = 1;
 		} else if (!strcmp(argv[i], "--poll")) {
 			net_set_poll(1);
+		} else if (i + 1 < argc && !strcmp(argv[i], "--sys")) {
+			sys = argv[++i];
 		} else if (i + 1 < argc && (!strcmp(argv[i], "--port") ||
 					    !strcmp(argv[i], "--count") ||
 					    !strcmp(argv[i], "--hold"))) {
@@ -91,6 +171,8 @@ int nvx_main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (sys)
+		return sys_echo(sys, port, count, sink);
 	if (net_init()) {
 		print("udp-echo: no network\n");
 		return 2;
