@@ -256,12 +256,18 @@ static int vn_vm_start(struct nvx_ctx *ctx, const char *image, char **argv,
 	b->sv.buf = malloc(NVX_UVM_MAX_BULK);
 	if (!b->sv.buf)
 		return -ENOMEM;
-	if (ioctl(ctx->fd, NVX_IOC_UVM_ENDPOINT, &ep) < 0) {
+	b->done_fd = eventfd(0, EFD_CLOEXEC);
+	if (b->done_fd < 0 || ioctl(ctx->fd, NVX_IOC_UVM_ENDPOINT, &ep) < 0) {
 		ret = -errno;
-		goto fail;
+		nvx_err("bench vmnet: %s: %s",
+			b->done_fd < 0 ? "eventfd" : "NVX_IOC_UVM_ENDPOINT",
+			strerror(-ret));
+		if (b->done_fd >= 0)
+			close(b->done_fd);
+		free(b->sv.buf);
+		return ret;
 	}
 	b->ep_fd = ep.fd;
-	b->done_fd = eventfd(0, EFD_CLOEXEC);
 	o.image = image;
 	o.argv = argv;
 	while (argv[o.argc])
@@ -275,20 +281,20 @@ static int vn_vm_start(struct nvx_ctx *ctx, const char *image, char **argv,
 	}
 	ret = -pthread_create(&b->server, NULL, vn_serve, b);
 	if (ret)
-		goto fail;
+		goto fail_thread;
 	ret = -pthread_create(&b->vcpu, NULL, vn_vcpu, b);
 	if (ret) {
 		b->stop_serving = 1;
 		pthread_join(b->server, NULL);
-		goto fail;
+		goto fail_thread;
 	}
 	return 0;
+fail_thread:
+	nvx_err("bench vmnet: a thread: %s", strerror(-ret));
 fail:
 	nvx_uvm_destroy(&b->vm);
-	if (b->done_fd >= 0)
-		close(b->done_fd);
-	if (b->ep_fd >= 0)
-		close(b->ep_fd);
+	close(b->done_fd);
+	close(b->ep_fd);
 	free(b->sv.buf);
 	return ret;
 }
@@ -375,7 +381,7 @@ static int vn_burst(struct nvx_ctx *ctx, const char *image,
 	char out[VN_BATCH][VN_PAYLOAD], cmd[160];
 	struct mmsghdr so[VN_BATCH];
 	struct iovec iso[VN_BATCH];
-	struct nvx_srq_stats st;
+	struct nvx_srq_stats st = { 0 };
 	uint64_t seen = UINT64_MAX;
 	const uint8_t *m;
 	struct vn_vm b;
@@ -392,8 +398,11 @@ static int vn_burst(struct nvx_ctx *ctx, const char *image,
 	ret = vn_vm_start(ctx, image, argv, &net, &b);
 	if (ret)
 		return ret;
-	/* the guest polling its ring; its MAC known: no ARP in the burst */
-	usleep(1000000);
+	/*
+	 * The guest polling its ring (a drop for a full completion ring
+	 * says it was not yet: warned below); its MAC known: no ARP.
+	 */
+	usleep(2000000);
 	m = b.vm.net->mac;
 	snprintf(cmd, sizeof(cmd),
 		 "ip neigh replace %s lladdr %02x:%02x:%02x:%02x:%02x:%02x dev %sp nud permanent",
@@ -413,8 +422,12 @@ static int vn_burst(struct nvx_ctx *ctx, const char *image,
 	}
 	while (r->sent < VN_BURST) {
 		k = sendmmsg(s, so, VN_BATCH, 0);
+		if (k < 0 && (errno == ENOBUFS || errno == EAGAIN)) {
+			usleep(1000);	/* the host's queue, not the VM's */
+			continue;
+		}
 		if (k <= 0) {
-			ret = -errno;
+			ret = k ? -errno : -EIO;
 			break;
 		}
 		r->sent += k;
@@ -436,6 +449,9 @@ static int vn_burst(struct nvx_ctx *ctx, const char *image,
 	r->drops_no_buf = st.drops_no_buf;
 	r->drops_cq_full = st.drops_cq_full;
 	r->bufs_used = st.bufs_held + st.bufs_filling;
+	if (r->drops_cq_full)
+		nvx_warn("bench vmnet: the burst to %u buffers: %llu drops for a full completion ring: the guest did not keep up, the run says nothing of the buffers",
+			 nr_bufs, (unsigned long long)r->drops_cq_full);
 out:
 	vn_vm_stop(&b);
 	if (ret)
@@ -604,7 +620,10 @@ static int vn_sys(const char *image, uint64_t ns, unsigned int window,
 	if (!pid) {
 		/* a group of its own: it and the system process it forks */
 		setpgid(0, 0);
-		fd = open("/dev/null", O_WRONLY);
+		/* VM and system process on CPU 0, as the other servers */
+		if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+			nvx_pin_self(0);
+		fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (fd >= 0)
 			dup2(fd, 1);
 		execv(tool, (char *const *)argv);

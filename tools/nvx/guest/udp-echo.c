@@ -97,6 +97,8 @@ static int sys_echo(const char *peer, unsigned long port,
 		err = sockaddr4(&a, ip, pport) ?: connect(fd, &a);
 	}
 	if (err) {
+		if (fd >= 0)
+			close(fd);
 		add(&l, "udp-echo: ");
 		add(&l, what);
 		add(&l, ": errno ");
@@ -111,8 +113,14 @@ static int sys_echo(const char *peer, unsigned long port,
 	write(1, l.b, l.n);
 	while (!count || rx < count) {
 		n = recv(fd, buf, sizeof(buf), 0);
-		if (n < 0)
+		if (n < 0) {
+			l.n = 0;
+			add(&l, "udp-echo: recv: errno ");
+			add_dec(&l, -n);
+			add(&l, "\n");
+			write(1, l.b, l.n);
 			break;
+		}
 		rx++;
 		if (!sink && send(fd, buf, n, 0) == n)
 			tx++;
@@ -170,6 +178,10 @@ int nvx_main(int argc, char **argv)
 			print(usage);
 			return 1;
 		}
+	}
+	if (sys && hold) {
+		print("udp-echo: --hold is for the VM's own queue, not --sys\n");
+		return 1;
 	}
 	if (sys)
 		return sys_echo(sys, port, count, sink);
