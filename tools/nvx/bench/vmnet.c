@@ -112,6 +112,21 @@ static int vn_warm(int s)
 	return -ETIMEDOUT;
 }
 
+/* @m[i] one datagram each in @bufs[i] (VN_BATCH of @len bytes). */
+static void vn_mmsg_init(struct mmsghdr *m, struct iovec *iov, void *bufs,
+			 size_t len)
+{
+	int i;
+
+	memset(m, 0, VN_BATCH * sizeof(*m));
+	for (i = 0; i < VN_BATCH; i++) {
+		iov[i].iov_base = (char *)bufs + i * len;
+		iov[i].iov_len = len;
+		m[i].msg_hdr.msg_iov = &iov[i];
+		m[i].msg_hdr.msg_iovlen = 1;
+	}
+}
+
 /*
  * The client: @window datagrams in flight at most, sent and received in
  * batches, for @ns; then what is still out is waited for 500 ms.
@@ -124,7 +139,7 @@ static int vn_client(const char *dst, uint16_t dport, uint16_t lport,
 	struct iovec iso[VN_BATCH], iri[VN_BATCH];
 	struct pollfd p;
 	uint64_t t0, t1, end, last, out_now;
-	int s, i, k;
+	int s, k;
 
 	s = vn_socket(dst, dport, lport);
 	if (s < 0)
@@ -138,19 +153,9 @@ static int vn_client(const char *dst, uint16_t dport, uint16_t lport,
 	usleep(200000);
 	while (recv(s, in[0], sizeof(in[0]), MSG_DONTWAIT) > 0)
 		;
-	memset(so, 0, sizeof(so));
-	memset(ri, 0, sizeof(ri));
 	memset(out, 0x5a, sizeof(out));
-	for (i = 0; i < VN_BATCH; i++) {
-		iso[i].iov_base = out[i];
-		iso[i].iov_len = VN_PAYLOAD;
-		so[i].msg_hdr.msg_iov = &iso[i];
-		so[i].msg_hdr.msg_iovlen = 1;
-		iri[i].iov_base = in[i];
-		iri[i].iov_len = sizeof(in[i]);
-		ri[i].msg_hdr.msg_iov = &iri[i];
-		ri[i].msg_hdr.msg_iovlen = 1;
-	}
+	vn_mmsg_init(so, iso, out, VN_PAYLOAD);
+	vn_mmsg_init(ri, iri, in, sizeof(in[0]));
 	p.fd = s;
 	p.events = POLLIN;
 	memset(r, 0, sizeof(*r));
@@ -412,14 +417,8 @@ static int vn_burst(struct nvx_ctx *ctx, const char *image,
 		ret = s;
 		goto out;
 	}
-	memset(so, 0, sizeof(so));
 	memset(out, 0x5a, sizeof(out));
-	for (i = 0; i < VN_BATCH; i++) {
-		iso[i].iov_base = out[i];
-		iso[i].iov_len = VN_PAYLOAD;
-		so[i].msg_hdr.msg_iov = &iso[i];
-		so[i].msg_hdr.msg_iovlen = 1;
-	}
+	vn_mmsg_init(so, iso, out, VN_PAYLOAD);
 	while (r->sent < VN_BURST) {
 		k = sendmmsg(s, so, VN_BATCH, 0);
 		if (k < 0 && (errno == ENOBUFS || errno == EAGAIN)) {
