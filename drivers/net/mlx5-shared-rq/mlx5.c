@@ -13,8 +13,11 @@
  *   queue -> a CQ and a striding RQ with mem_rq_type MEMORY_RQ_RMP on its
  *            pool's RMP; completions go through NAPI to nvx_srq_complete()
  *   set   -> an RQ table (the set's RSS table), a TIR (Toeplitz over the
- *            IPv4 addresses), a flow table in the kernel namespace with
- *            one rule: frames to the port's MAC -> the TIR
+ *            IPv4 addresses) and one flow rule -> the TIR: the set's
+ *            destination (MAC, IPv4 or both) in the port's rules table
+ *            (kernel namespace, priority 0), or, for the set without a
+ *            rule, every frame to the port's MAC in the catch-all table
+ *            (priority 1, which the first table's misses reach)
  *
  * The buffers stay the grant's pages, DMA-mapped for the device, reached
  * through one physical-address mkey. Everything that builds a command or
@@ -29,6 +32,7 @@
 #include <linux/mlx5/cq.h>
 #include <linux/mlx5/driver.h>
 #include <linux/mlx5/fs.h>
+#include <linux/mlx5/mpfs.h>
 #include <linux/mlx5/transobj.h>
 #include <linux/mlx5/vport.h>
 #include <linux/module.h>
@@ -81,8 +85,10 @@ struct nvx_mlx5_set {
 	u32 tirn;
 	bool rqt_created;
 	bool tir_created;
-	struct mlx5_flow_table *ft;
-	struct mlx5_flow_handle *rule;
+	bool mpfs_added;
+	struct nvx_mlx5_rule rule;
+	struct mlx5_flow_handle *fte;
+	struct list_head node;		/* in nvx_mlx5_dev.sets, RTNL */
 };
 
 /* One bound mlx5_core.eth device. */
@@ -97,7 +103,12 @@ struct nvx_mlx5_dev {
 	bool has_pd;
 	bool has_td;
 	bool has_mkey;
-	struct nvx_mlx5_set *set;	/* RTNL */
+	bool mpfs_added;
+	/* RTNL: */
+	struct list_head sets;		/* attached, oldest first */
+	struct mlx5_flow_table *ft_rules;
+	struct mlx5_flow_table *ft_all;
+	u32 nr_rules;			/* entries in @ft_rules */
 };
 
 static const struct net_device_ops nvx_mlx5_netdev_ops;
@@ -477,14 +488,68 @@ out:
 	return err;
 }
 
+/*
+ * The port's unicast addresses, for the device's filters: its own MAC and
+ * every MAC a set's rule names, in the NIC vport context's list (what
+ * mlx5e keeps there for its addresses). RTNL.
+ */
+static int nvx_mlx5_sync_uc(struct nvx_mlx5_dev *md)
+{
+	u8 (*list)[ETH_ALEN];
+	struct nvx_mlx5_set *set;
+	int n = 0, i, err;
+
+	list = kcalloc(1 + md->nr_rules, ETH_ALEN, GFP_KERNEL);
+	if (!list)
+		return -ENOMEM;
+	ether_addr_copy(list[n++], md->netdev->dev_addr);
+	list_for_each_entry(set, &md->sets, node) {
+		for (i = 0; i < n; i++)
+			if (ether_addr_equal(list[i], set->rule.dmac))
+				break;
+		if (i == n && n < 1 + md->nr_rules)
+			ether_addr_copy(list[n++], set->rule.dmac);
+	}
+	err = mlx5_modify_nic_vport_mac_list(md->mdev, MLX5_NVPRT_LIST_TYPE_UC,
+					     list, n);
+	kfree(list);
+	return err;
+}
+
+/* The table for @set's rule, made with the first rule it holds. RTNL. */
+static struct mlx5_flow_table *nvx_mlx5_table(struct nvx_mlx5_set *set)
+{
+	struct nvx_mlx5_dev *md = set->md;
+	struct mlx5_flow_table **ft = set->rule.catch_all ? &md->ft_all :
+							     &md->ft_rules;
+	struct mlx5_flow_table_attr ft_attr = {};
+	struct mlx5_flow_namespace *ns;
+	struct mlx5_flow_table *t;
+
+	if (*ft)
+		return *ft;
+	ns = mlx5_get_flow_namespace(md->mdev, MLX5_FLOW_NAMESPACE_KERNEL);
+	if (!ns)
+		return ERR_PTR(-EOPNOTSUPP);
+	/* the rules first; their misses go on to the next priority's table */
+	ft_attr.prio = set->rule.catch_all ? 1 : 0;
+	ft_attr.max_fte = set->rule.catch_all ? 1 : NVX_MLX5_MAX_RULES;
+	/* MAC only; MAC, ethertype and IPv4 destination */
+	ft_attr.autogroup.max_num_groups = set->rule.catch_all ? 1 : 2;
+	t = mlx5_create_auto_grouped_flow_table(ns, &ft_attr);
+	if (!IS_ERR(t))
+		*ft = t;
+	return t;
+}
+
 static int nvx_mlx5_steering_create(struct nvx_mlx5_set *set)
 {
 	struct nvx_mlx5_dev *md = set->md;
-	struct mlx5_flow_table_attr ft_attr = {};
 	struct mlx5_flow_destination dest = {};
 	struct mlx5_flow_act act = {};
-	struct mlx5_flow_namespace *ns;
+	struct mlx5_flow_handle *fte;
 	struct mlx5_flow_spec *spec;
+	struct mlx5_flow_table *ft;
 	u16 table[NVX_SRQ_RSS_ENTRIES];
 	u8 key[40];
 	u32 *in, i;
@@ -515,44 +580,73 @@ static int nvx_mlx5_steering_create(struct nvx_mlx5_set *set)
 		goto out;
 	set->tir_created = true;
 
-	ns = mlx5_get_flow_namespace(md->mdev, MLX5_FLOW_NAMESPACE_KERNEL);
-	if (!ns) {
-		err = -EOPNOTSUPP;
+	/* a MAC of the set's own: let the port's filters pass it */
+	if (!ether_addr_equal(set->rule.dmac, md->netdev->dev_addr)) {
+		err = mlx5_mpfs_add_mac(md->mdev, set->rule.dmac);
+		if (err)
+			goto out;
+		set->mpfs_added = true;
+	}
+	ft = nvx_mlx5_table(set);
+	if (IS_ERR(ft)) {
+		err = PTR_ERR(ft);
 		goto out;
 	}
-	ft_attr.max_fte = 1;
-	ft_attr.autogroup.max_num_groups = 1;
-	set->ft = mlx5_create_auto_grouped_flow_table(ns, &ft_attr);
-	if (IS_ERR(set->ft)) {
-		err = PTR_ERR(set->ft);
-		set->ft = NULL;
-		goto out;
-	}
-	nvx_mlx5_build_match(spec, md->netdev->dev_addr, 0);
+	nvx_mlx5_build_match(spec, set->rule.dmac, set->rule.dst_ip);
 	act.action = MLX5_FLOW_CONTEXT_ACTION_FWD_DEST;
 	dest.type = MLX5_FLOW_DESTINATION_TYPE_TIR;
 	dest.tir_num = set->tirn;
-	set->rule = mlx5_add_flow_rules(set->ft, spec, &act, &dest, 1);
-	if (IS_ERR(set->rule)) {
-		err = PTR_ERR(set->rule);
-		set->rule = NULL;
+	fte = mlx5_add_flow_rules(ft, spec, &act, &dest, 1);
+	if (IS_ERR(fte)) {
+		err = PTR_ERR(fte);
+		goto out;
 	}
+	set->fte = fte;
+	if (!set->rule.catch_all)
+		md->nr_rules++;
 out:
 	kvfree(spec);
 	kvfree(in);
 	return err;
 }
 
-/* Everything a set made, in the reverse order; any part may be missing. */
+/* A table that holds no rule any more goes. RTNL. */
+static void nvx_mlx5_tables_trim(struct nvx_mlx5_dev *md)
+{
+	struct nvx_mlx5_set *set;
+	bool all = false;
+
+	list_for_each_entry(set, &md->sets, node)
+		all |= set->rule.catch_all && set->fte;
+	if (md->ft_all && !all) {
+		mlx5_destroy_flow_table(md->ft_all);
+		md->ft_all = NULL;
+	}
+	if (md->ft_rules && !md->nr_rules) {
+		mlx5_destroy_flow_table(md->ft_rules);
+		md->ft_rules = NULL;
+	}
+}
+
+/*
+ * Everything a set made, in the reverse order; any part may be missing.
+ * Not in the port's list of sets. RTNL.
+ */
 static void nvx_mlx5_set_free(struct nvx_mlx5_set *set)
 {
-	struct mlx5_core_dev *mdev = set->md->mdev;
+	struct nvx_mlx5_dev *md = set->md;
+	struct mlx5_core_dev *mdev = md->mdev;
 	u32 i;
 
-	if (set->rule)
-		mlx5_del_flow_rules(set->rule);
-	if (set->ft)
-		mlx5_destroy_flow_table(set->ft);
+	if (set->fte) {
+		mlx5_del_flow_rules(set->fte);
+		if (!set->rule.catch_all)
+			md->nr_rules--;
+		set->fte = NULL;
+	}
+	nvx_mlx5_tables_trim(md);
+	if (set->mpfs_added)
+		mlx5_mpfs_del_mac(mdev, set->rule.dmac);
 	if (set->tir_created)
 		mlx5_core_destroy_tir(mdev, set->tirn);
 	if (set->rqt_created)
@@ -575,21 +669,26 @@ static void nvx_mlx5_set_free(struct nvx_mlx5_set *set)
 static int nvx_mlx5_attach(struct nvx_srq *srq, struct net_device *dev)
 {
 	struct nvx_mlx5_dev *md = nvx_mlx5_of(dev);
-	struct nvx_mlx5_set *set;
+	struct nvx_mlx5_set *set, *other;
+	struct nvx_mlx5_rule rule;
 	u32 i;
 	int err;
 
 	ASSERT_RTNL();
-	/* one set per port, steered whole: no per-set rules (srq.rst) */
-	if (nvx_srq_match(srq)->flags)
-		return -EOPNOTSUPP;
-	if (md->set)
-		return -EBUSY;
+	/* no frame for two sets: the device orders tables, not rules */
+	nvx_mlx5_rule_of(nvx_srq_match(srq), dev->dev_addr, &rule);
+	list_for_each_entry(other, &md->sets, node)
+		if (nvx_mlx5_rules_overlap(&other->rule, &rule))
+			return -EBUSY;
+	if (!rule.catch_all && md->nr_rules >= NVX_MLX5_MAX_RULES)
+		return -ENOSPC;
 	set = kzalloc(sizeof(*set), GFP_KERNEL);
 	if (!set)
 		return -ENOMEM;
 	set->srq = srq;
 	set->md = md;
+	set->rule = rule;
+	INIT_LIST_HEAD(&set->node);
 	set->shape = nvx_srq_shape(srq);
 	err = nvx_mlx5_geom_init(set->shape, &md->caps, &set->g);
 	if (err) {
@@ -628,8 +727,16 @@ static int nvx_mlx5_attach(struct nvx_srq *srq, struct net_device *dev)
 	err = nvx_mlx5_steering_create(set);
 	if (err)
 		goto fail;
+	list_add_tail(&set->node, &md->sets);
+	if (set->mpfs_added) {
+		err = nvx_mlx5_sync_uc(md);
+		if (err) {
+			list_del(&set->node);
+			nvx_mlx5_sync_uc(md);
+			goto fail;
+		}
+	}
 	nvx_srq_set_backend_data(srq, set);
-	md->set = set;
 	return 0;
 fail:
 	netdev_err(dev, "shared RX set not attached: %d\n", err);
@@ -640,12 +747,17 @@ fail:
 static void nvx_mlx5_detach(struct nvx_srq *srq, struct net_device *dev)
 {
 	struct nvx_mlx5_dev *md = nvx_mlx5_of(dev);
-	struct nvx_mlx5_set *set = md->set;
+	struct nvx_mlx5_set *set = nvx_srq_backend_data(srq);
 
 	ASSERT_RTNL();
-	md->set = NULL;
+	if (!set)
+		return;
+	list_del(&set->node);
+	nvx_srq_set_backend_data(srq, NULL);
 	/* post() callers under rcu_read_lock() saw the set attached */
 	synchronize_net();
+	if (set->mpfs_added && nvx_mlx5_sync_uc(md))
+		netdev_warn(dev, "unicast list not updated\n");
 	nvx_mlx5_set_free(set);
 }
 
@@ -657,8 +769,13 @@ static bool nvx_mlx5_match(struct net_device *dev)
 static struct nvx_srq *nvx_mlx5_lookup(struct net_device *dev)
 {
 	struct nvx_mlx5_dev *md = nvx_mlx5_of(dev);
+	struct nvx_mlx5_set *set;
 
-	return md->set ? md->set->srq : NULL;
+	list_for_each_entry(set, &md->sets, node)
+		if (set->rule.catch_all)
+			return set->srq;
+	set = list_first_entry_or_null(&md->sets, struct nvx_mlx5_set, node);
+	return set ? set->srq : NULL;
 }
 
 /*
@@ -706,9 +823,22 @@ static int nvx_mlx5_port_admin(struct net_device *dev, bool up)
 				    sizeof(out), MLX5_REG_PAOS, 0, 1);
 }
 
+/*
+ * Up: the port (a sub-function may not own the PAOS register: warned, as
+ * mlx5e ignores the result) and the port's MAC in the device's filters.
+ */
 static int nvx_mlx5_open(struct net_device *dev)
 {
-	return nvx_mlx5_port_admin(dev, true);
+	struct nvx_mlx5_dev *md = nvx_mlx5_of(dev);
+	int err;
+
+	err = nvx_mlx5_port_admin(dev, true);
+	if (err)
+		netdev_warn(dev, "port admin state not set up: %d\n", err);
+	err = nvx_mlx5_sync_uc(md);
+	if (err)
+		netdev_warn(dev, "unicast list not set: %d\n", err);
+	return 0;
 }
 
 static int nvx_mlx5_stop(struct net_device *dev)
@@ -835,6 +965,7 @@ static int nvx_mlx5_probe(struct auxiliary_device *adev,
 	if (!md)
 		return -ENOMEM;
 	md->mdev = mdev;
+	INIT_LIST_HEAD(&md->sets);
 	nvx_mlx5_read_caps(mdev, &md->caps);
 	if (!md->caps.striding_rq) {
 		dev_info(&adev->dev, "no striding RQs: not bound\n");
@@ -864,13 +995,23 @@ static int nvx_mlx5_probe(struct auxiliary_device *adev,
 		eth_hw_addr_random(netdev);
 	else
 		eth_hw_addr_set(netdev, mac);
+	/* the port's MAC in the PF's L2 table (MPFS), as mlx5e puts it */
+	ether_addr_copy(mac, netdev->dev_addr);
+	err = mlx5_mpfs_add_mac(mdev, mac);
+	if (err)
+		dev_warn(&adev->dev, "MAC %pM not in the L2 table: %d\n", mac,
+			 err);
+	md->mpfs_added = !err;
 	err = register_netdev(netdev);
 	if (err)
-		goto netdev;
+		goto mpfs;
 	auxiliary_set_drvdata(adev, md);
 	dev_info(&adev->dev, "bound: %s, %s strides\n", netdev->name,
 		 md->caps.ext_stride_num_range ? "2^3..2^16" : "2^9..2^16");
 	return 0;
+mpfs:
+	if (md->mpfs_added)
+		mlx5_mpfs_del_mac(mdev, mac);
 netdev:
 	free_netdev(netdev);
 res:
@@ -883,13 +1024,20 @@ free:
 static void nvx_mlx5_remove(struct auxiliary_device *adev)
 {
 	struct nvx_mlx5_dev *md = auxiliary_get_drvdata(adev);
+	struct nvx_mlx5_set *set, *tmp;
 
 	rtnl_lock();
-	/* the set stays its owner's, and receives nothing more */
-	if (md->set)
-		nvx_srq_nic_gone(md->set->srq);
+	/* the sets stay their owners', and receive nothing more */
+	list_for_each_entry_safe(set, tmp, &md->sets, node)
+		nvx_srq_nic_gone(set->srq);
 	unregister_netdevice(md->netdev);
 	rtnl_unlock();
+	if (md->mpfs_added) {
+		u8 mac[ETH_ALEN];
+
+		ether_addr_copy(mac, md->netdev->dev_addr);
+		mlx5_mpfs_del_mac(md->mdev, mac);
+	}
 	free_netdev(md->netdev);
 	nvx_mlx5_res_free(md);
 	kfree(md);

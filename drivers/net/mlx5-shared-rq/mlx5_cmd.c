@@ -358,6 +358,51 @@ void nvx_mlx5_build_match(struct mlx5_flow_spec *spec, const u8 *dmac,
 EXPORT_SYMBOL_IF_KUNIT(nvx_mlx5_build_match);
 
 /**
+ * nvx_mlx5_rule_of() - the steering rule of a set on a port
+ * @m: the set's rule (struct nvx_srq_match; flags 0: no rule).
+ * @port_mac: the port's MAC.
+ * @r: out.
+ *
+ * NVX_SRQ_MATCH_MAC names the destination MAC, else the port's own;
+ * NVX_SRQ_MATCH_IP4 adds IPv4 to that address. ARP is not matched: the
+ * device's match fields do not reach ARP's target address (srq.rst).
+ */
+void nvx_mlx5_rule_of(const struct nvx_srq_match *m, const u8 *port_mac,
+		      struct nvx_mlx5_rule *r)
+{
+	memset(r, 0, sizeof(*r));
+	ether_addr_copy(r->dmac, m->flags & NVX_SRQ_MATCH_MAC ? m->mac :
+							       port_mac);
+	if (m->flags & NVX_SRQ_MATCH_IP4)
+		r->dst_ip = m->ip4;
+	r->catch_all = !m->flags;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvx_mlx5_rule_of);
+
+/**
+ * nvx_mlx5_rules_overlap() - could one frame match both rules
+ * @a: a rule.
+ * @b: another.
+ *
+ * The device orders two flow tables, not two entries of one table: a
+ * port takes one catch-all set, and rules that no frame matches twice
+ * (a MAC-only rule and an IPv4 rule on the same MAC overlap; two IPv4
+ * rules on the same MAC overlap only with the same address).
+ *
+ * Return: true if both could take a frame (the second set is refused).
+ */
+bool nvx_mlx5_rules_overlap(const struct nvx_mlx5_rule *a,
+			    const struct nvx_mlx5_rule *b)
+{
+	if (a->catch_all || b->catch_all)
+		return a->catch_all && b->catch_all;
+	if (!ether_addr_equal(a->dmac, b->dmac))
+		return false;
+	return !a->dst_ip || !b->dst_ip || a->dst_ip == b->dst_ip;
+}
+EXPORT_SYMBOL_IF_KUNIT(nvx_mlx5_rules_overlap);
+
+/**
  * nvx_mlx5_build_paos() - the PAOS register: the port's admin state
  * @in: MLX5_ST_SZ_BYTES(paos_reg) zeroed bytes, for
  *	mlx5_core_access_reg(MLX5_REG_PAOS, write).

@@ -83,6 +83,8 @@ struct nvx_mlx5_wqe {
 #define NVX_MLX5_LOG_WQE_SZ	5	/* sizeof(struct nvx_mlx5_wqe) */
 /* The RQ table always has NVX_SRQ_RSS_ENTRIES entries (the set's table). */
 #define NVX_MLX5_LOG_RQT_SZ	7
+/* Sets with a rule on one port (entries of its rules table). */
+#define NVX_MLX5_MAX_RULES	256
 
 int nvx_mlx5_geom_init(const struct nvx_srq_shape *s,
 		       const struct nvx_mlx5_caps *caps,
@@ -103,6 +105,26 @@ int nvx_mlx5_build_rqt_modify(u32 *in, u32 rqtn, const u32 *rqns,
 void nvx_mlx5_build_tir(u32 *in, u32 rqtn, u32 tdn, const u8 *key);
 void nvx_mlx5_build_match(struct mlx5_flow_spec *spec, const u8 *dmac,
 			  __be32 dst_ip);
+
+/**
+ * struct nvx_mlx5_rule - what a set's steering rule matches on a port
+ * @dmac: destination MAC (the set's with NVX_SRQ_MATCH_MAC, else the
+ *	port's).
+ * @dst_ip: with NVX_SRQ_MATCH_IP4: IPv4 destination (network order);
+ *	0: any frame to @dmac.
+ * @catch_all: the set has no rule: every frame to the port's MAC that no
+ *	rule takes (a flow table of its own, after the rules' table).
+ */
+struct nvx_mlx5_rule {
+	u8 dmac[ETH_ALEN];
+	__be32 dst_ip;
+	bool catch_all;
+};
+
+void nvx_mlx5_rule_of(const struct nvx_srq_match *m, const u8 *port_mac,
+		      struct nvx_mlx5_rule *r);
+bool nvx_mlx5_rules_overlap(const struct nvx_mlx5_rule *a,
+			    const struct nvx_mlx5_rule *b);
 void nvx_mlx5_build_paos(u32 *in, bool up);
 void nvx_mlx5_wqe_fill(struct nvx_mlx5_wqe *wqe, u64 dma, u32 lkey, u32 len);
 void nvx_mlx5_wqe_link(struct nvx_mlx5_wqe *wqe, u16 next);

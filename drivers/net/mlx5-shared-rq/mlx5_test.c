@@ -579,6 +579,92 @@ static void rule_mac_ipv4(struct kunit *test)
 			   mac, ETH_ALEN);
 }
 
+static const u8 port_mac[ETH_ALEN] = { 0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee };
+
+/* Each kind of set's rule: its MAC, its address, its table. */
+static void rule_of_each_match(struct kunit *test)
+{
+	struct nvx_srq_match m = { .ip4 = htonl(0x0a000102) };
+	struct nvx_mlx5_rule r;
+
+	ether_addr_copy(m.mac, mac);
+	nvx_mlx5_rule_of(&m, port_mac, &r);	/* flags 0: no rule */
+	KUNIT_EXPECT_TRUE(test, r.catch_all);
+	KUNIT_EXPECT_MEMEQ(test, r.dmac, port_mac, ETH_ALEN);
+	KUNIT_EXPECT_EQ(test, r.dst_ip, 0);
+
+	m.flags = NVX_SRQ_MATCH_MAC;
+	nvx_mlx5_rule_of(&m, port_mac, &r);
+	KUNIT_EXPECT_FALSE(test, r.catch_all);
+	KUNIT_EXPECT_MEMEQ(test, r.dmac, mac, ETH_ALEN);
+	KUNIT_EXPECT_EQ(test, r.dst_ip, 0);
+
+	m.flags = NVX_SRQ_MATCH_IP4;
+	nvx_mlx5_rule_of(&m, port_mac, &r);
+	KUNIT_EXPECT_FALSE(test, r.catch_all);
+	KUNIT_EXPECT_MEMEQ(test, r.dmac, port_mac, ETH_ALEN);
+	KUNIT_EXPECT_EQ(test, ntohl(r.dst_ip), 0x0a000102);
+
+	m.flags = NVX_SRQ_MATCH_MAC | NVX_SRQ_MATCH_IP4;
+	nvx_mlx5_rule_of(&m, port_mac, &r);
+	KUNIT_EXPECT_FALSE(test, r.catch_all);
+	KUNIT_EXPECT_MEMEQ(test, r.dmac, mac, ETH_ALEN);
+	KUNIT_EXPECT_EQ(test, ntohl(r.dst_ip), 0x0a000102);
+}
+
+/* Which two sets a port takes together: never two for one frame. */
+static void rules_overlap_pairs(struct kunit *test)
+{
+	static const struct {
+		u32 fa, ipa, fb, ipb;
+		bool same_mac, overlap;
+	} pairs[] = {
+		/* one catch-all per port; it never overlaps a rule */
+		{ 0, 0, 0, 0, true, true },
+		{ 0, 0, NVX_SRQ_MATCH_IP4, 1, true, false },
+		{ 0, 0, NVX_SRQ_MATCH_MAC, 0, true, false },
+		/* IPv4 on the port's MAC: one set per address */
+		{ NVX_SRQ_MATCH_IP4, 1, NVX_SRQ_MATCH_IP4, 2, true, false },
+		{ NVX_SRQ_MATCH_IP4, 1, NVX_SRQ_MATCH_IP4, 1, true, true },
+		/* a MAC-only rule takes every frame to its MAC */
+		{ NVX_SRQ_MATCH_MAC, 0, NVX_SRQ_MATCH_MAC, 0, true, true },
+		{ NVX_SRQ_MATCH_MAC, 0, NVX_SRQ_MATCH_MAC, 0, false, false },
+		{ NVX_SRQ_MATCH_MAC, 0, NVX_SRQ_MATCH_MAC | NVX_SRQ_MATCH_IP4,
+		  1, true, true },
+		{ NVX_SRQ_MATCH_MAC, 0, NVX_SRQ_MATCH_MAC | NVX_SRQ_MATCH_IP4,
+		  1, false, false },
+		/* the same address on two MACs: two destinations */
+		{ NVX_SRQ_MATCH_MAC | NVX_SRQ_MATCH_IP4, 1,
+		  NVX_SRQ_MATCH_MAC | NVX_SRQ_MATCH_IP4, 1, false, false },
+	};
+	static const u8 other[ETH_ALEN] = { 0x02, 0, 0, 0, 0, 0x77 };
+	struct nvx_srq_match a = {}, b = {};
+	struct nvx_mlx5_rule ra, rb;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(pairs); i++) {
+		a.flags = pairs[i].fa;
+		a.ip4 = htonl(0x0a000100 + pairs[i].ipa);
+		ether_addr_copy(a.mac, mac);
+		b.flags = pairs[i].fb;
+		b.ip4 = htonl(0x0a000100 + pairs[i].ipb);
+		ether_addr_copy(b.mac, pairs[i].same_mac ? mac : other);
+		nvx_mlx5_rule_of(&a, port_mac, &ra);
+		nvx_mlx5_rule_of(&b, port_mac, &rb);
+		KUNIT_EXPECT_EQ_MSG(test, nvx_mlx5_rules_overlap(&ra, &rb),
+				    pairs[i].overlap, "pair %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, nvx_mlx5_rules_overlap(&rb, &ra),
+				    pairs[i].overlap, "pair %u reversed", i);
+	}
+	/* an IPv4 rule and a MAC-only rule on the port's own MAC */
+	a.flags = NVX_SRQ_MATCH_IP4;
+	b.flags = NVX_SRQ_MATCH_MAC;
+	ether_addr_copy(b.mac, port_mac);
+	nvx_mlx5_rule_of(&a, port_mac, &ra);
+	nvx_mlx5_rule_of(&b, port_mac, &rb);
+	KUNIT_EXPECT_TRUE(test, nvx_mlx5_rules_overlap(&ra, &rb));
+}
+
 static void wqe_layout(struct kunit *test)
 {
 	struct nvx_mlx5_wqe w;
@@ -1080,6 +1166,8 @@ static struct kunit_case nvx_mlx5_cmd_cases[] = {
 	KUNIT_CASE(cmd_tir),
 	KUNIT_CASE(rule_mac),
 	KUNIT_CASE(rule_mac_ipv4),
+	KUNIT_CASE(rule_of_each_match),
+	KUNIT_CASE(rules_overlap_pairs),
 	KUNIT_CASE(wqe_layout),
 	KUNIT_CASE(cmd_paos),
 	{}
