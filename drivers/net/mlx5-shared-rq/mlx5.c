@@ -677,6 +677,9 @@ static int nvx_mlx5_attach(struct nvx_srq *srq, struct net_device *dev)
 	ASSERT_RTNL();
 	/* no frame for two sets: the device orders tables, not rules */
 	nvx_mlx5_rule_of(nvx_srq_match(srq), dev->dev_addr, &rule);
+	/* MPFS and the unicast list take unicast MACs only */
+	if (is_multicast_ether_addr(rule.dmac))
+		return -EOPNOTSUPP;
 	list_for_each_entry(other, &md->sets, node)
 		if (nvx_mlx5_rules_overlap(&other->rule, &rule))
 			return -EBUSY;

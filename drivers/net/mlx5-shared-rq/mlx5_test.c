@@ -591,13 +591,13 @@ static void rule_of_each_match(struct kunit *test)
 	nvx_mlx5_rule_of(&m, port_mac, &r);	/* flags 0: no rule */
 	KUNIT_EXPECT_TRUE(test, r.catch_all);
 	KUNIT_EXPECT_MEMEQ(test, r.dmac, port_mac, ETH_ALEN);
-	KUNIT_EXPECT_EQ(test, r.dst_ip, 0);
+	KUNIT_EXPECT_FALSE(test, r.dst_ip);
 
 	m.flags = NVX_SRQ_MATCH_MAC;
 	nvx_mlx5_rule_of(&m, port_mac, &r);
 	KUNIT_EXPECT_FALSE(test, r.catch_all);
 	KUNIT_EXPECT_MEMEQ(test, r.dmac, mac, ETH_ALEN);
-	KUNIT_EXPECT_EQ(test, r.dst_ip, 0);
+	KUNIT_EXPECT_FALSE(test, r.dst_ip);
 
 	m.flags = NVX_SRQ_MATCH_IP4;
 	nvx_mlx5_rule_of(&m, port_mac, &r);
@@ -663,6 +663,16 @@ static void rules_overlap_pairs(struct kunit *test)
 	nvx_mlx5_rule_of(&a, port_mac, &ra);
 	nvx_mlx5_rule_of(&b, port_mac, &rb);
 	KUNIT_EXPECT_TRUE(test, nvx_mlx5_rules_overlap(&ra, &rb));
+	/* MAC and IPv4 naming the port's MAC, and IPv4 alone: one rule */
+	a.ip4 = htonl(0x0a000101);
+	b.flags = NVX_SRQ_MATCH_MAC | NVX_SRQ_MATCH_IP4;
+	b.ip4 = a.ip4;
+	nvx_mlx5_rule_of(&a, port_mac, &ra);
+	nvx_mlx5_rule_of(&b, port_mac, &rb);
+	KUNIT_EXPECT_TRUE(test, nvx_mlx5_rules_overlap(&ra, &rb));
+	b.ip4 = htonl(0x0a000102);
+	nvx_mlx5_rule_of(&b, port_mac, &rb);
+	KUNIT_EXPECT_FALSE(test, nvx_mlx5_rules_overlap(&ra, &rb));
 }
 
 static void wqe_layout(struct kunit *test)
