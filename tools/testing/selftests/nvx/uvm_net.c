@@ -351,6 +351,7 @@ struct flood {
 	uint32_t dst;
 	uint64_t count, sent;
 	unsigned int window;
+	unsigned int pace_us;	/* a pause after each batch */
 	struct vmm *v;
 	int stop, done, err;
 	pthread_t thread;
@@ -404,6 +405,8 @@ static void *flood_run(void *arg)
 			break;
 		}
 		f->sent += k;
+		if (f->pace_us)
+			usleep(f->pace_us);
 	}
 	close(s);
 out:
@@ -773,9 +776,16 @@ NET_TEST(polling_guest_takes_no_exits)
 
 /*
  * A hostile guest (the test writes into VM A's memory what A could):
- * garbage release entries and an index far ahead. A's set counts them
- * (A's own releases, behind the kernel's index now, count too: its
- * traffic may suffer); B on the same NIC answers every datagram.
+ * garbage release entries (no such buffer, more strides than a buffer
+ * has, an unknown flag, a buffer A does not hold: all of them posted,
+ * nothing has come yet), a release index far ahead, and, while traffic
+ * flows, its completion ring rewritten with garbage five times (the
+ * kernel never reads a completion back; A's runtime counts what it
+ * cannot use, and the strides of a destroyed completion are never given
+ * back). A's set counts what the kernel saw (A's own releases, behind
+ * the kernel's index now, count too: its traffic may suffer); B on the
+ * same NIC answers every datagram, and nothing of B's is dropped or
+ * refused.
  */
 NET_TEST(hostile_guest_hurts_only_itself)
 {
@@ -788,7 +798,7 @@ NET_TEST(hostile_guest_hurts_only_itself)
 	struct pinger p[2];
 	struct server sv;
 	struct vmm *v[2];
-	unsigned int i;
+	unsigned int i, rewrites = 0;
 
 	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
 	for (i = 0; i < 2; i++) {
@@ -802,9 +812,16 @@ NET_TEST(hostile_guest_hurts_only_itself)
 	h = vm_rel_hdr(v[0]);
 	r = (struct nvx_srq_rel *)(h + 1);
 	for (i = 0; i < 16; i++) {
-		r[i].buf = i & 1 ? 1000000 : 0;
-		r[i].strides = i & 1 ? 1 : 60000;
-		r[i].flags = i % 3 ? 0 : 0x80;
+		static const struct nvx_srq_rel kinds[] = {
+			{ .buf = 1000000, .strides = 1 },	/* no such buffer */
+			{ .buf = 0, .strides = 60000 },		/* too many strides */
+			{ .buf = 0, .strides = 1, .flags = 0x80 },
+			{ .buf = 1, .strides = 1 },		/* not held: posted */
+		};
+
+		r[i] = kinds[i % 4];
+		if (i % 4 == 3)
+			r[i].buf = 1 + i / 4;
 	}
 	__atomic_store_n(&h->prod, 16, __ATOMIC_RELEASE);
 	ASSERT_EQ(0, ioctl(v[0]->vm.srq_fd, NVX_SRQ_IOC_RELEASE, &rel));
@@ -815,12 +832,24 @@ NET_TEST(hostile_guest_hurts_only_itself)
 
 	ASSERT_EQ(0, pinger_start(&p[0], no[0].ip4, 50, 64, 4));
 	ASSERT_EQ(0, pinger_start(&p[1], no[1].ip4, 200, 64, 4));
-	while (!pinger_done(&p[0]) || !pinger_done(&p[1]))
+	while (!pinger_done(&p[0]) || !pinger_done(&p[1])) {
+		/* A rewrites its completions, B's traffic flowing */
+		if (rewrites < 5 &&
+		    __atomic_load_n(&p[1].echoed, __ATOMIC_RELAXED) >=
+		    20 + 30 * rewrites) {
+			struct nvx_srq_ring *c = vm_cq_hdr(v[0]);
+
+			memset(c + 1, 0xee, (size_t)v[0]->vm.net->cq_entries *
+			       sizeof(struct nvx_srq_cqe));
+			rewrites++;
+		}
 		ASSERT_EQ(0, serve_for(&sv, 20));
+	}
 	for (i = 0; i < 2; i++)
 		pthread_join(p[i].thread, NULL);
-	TH_LOG("A's client: %u echoed (%s)", p[0].echoed,
-	       p[0].err ? p[0].why : "all");
+	TH_LOG("A's client: %u echoed (%s); A's completions rewritten %u times",
+	       p[0].echoed, p[0].err ? p[0].why : "all", rewrites);
+	EXPECT_EQ(5U, rewrites);
 	if (p[1].err) {
 		log_net(v[0]);
 		log_net(v[1]);
@@ -1004,6 +1033,222 @@ NET_TEST(vm_stopped_while_frames_arrive)
 	free(serve_to_exit(_metadata, &sv, v, NULL));
 	pthread_join(p.thread, NULL);
 	EXPECT_EQ(0, p.err) TH_LOG("%s", p.why);
+	finish_vm(_metadata, e, v, e->ep, NVX_UVM_DETACHED);
+	server_fini(&sv);
+}
+
+/*
+ * Rules added and removed while traffic flows: VM A echoes 400 datagrams
+ * throughout; a flood to B's address starts before B exists (the NIC's
+ * stack gets it), B (udp-echo --sink) starts in the middle of it, so a
+ * set with B's rule joins the NIC, and its frames land in B's memory;
+ * B is stopped with the flood still coming, so its rule goes. A's echoes
+ * stay exact and complete, A's set never sees a frame of the flood
+ * (its receive count stays within its own traffic), nothing is dropped
+ * or refused for A, and everything of B is given back (the teardown).
+ */
+NET_TEST(rules_come_and_go_under_traffic)
+{
+	const unsigned int count = 400;
+	struct env *e = &self->e;
+	struct nvx_srq_stats st;
+	struct nvx_uvm_net no[2];
+	struct flood f = { 0 };
+	const uint8_t *ip;
+	struct pinger p;
+	struct server sv;
+	struct vmm *a, *b;
+	char addr[INET_ADDRSTRLEN];
+	uint64_t before;
+
+	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
+	ASSERT_NE(NULL, a = vmm_new(e));
+	ASSERT_EQ(0, launch_net(e, a, &no[0], &self->ne, 2, NULL))
+		TH_LOG("%s", vmm_why(a));
+	ASSERT_EQ(0, serve_until_lines(&sv, " port 7\n", 1));
+
+	/* B's address and MAC (the VMM's default) known to the peer already */
+	net_opts(&no[1], &self->ne, 3);
+	ip = (const uint8_t *)&no[1].ip4;
+	inet_ntop(AF_INET, &no[1].ip4, addr, sizeof(addr));
+	ASSERT_EQ(0, sh("ip neigh replace %s lladdr 02:4e:56:%02x:%02x:%02x dev %s nud permanent",
+			addr, ip[1], ip[2], ip[3], self->ne.nic.peer));
+	f.dst = no[1].ip4;
+	f.pace_us = 5000;
+	ASSERT_EQ(0, pthread_create(&f.thread, NULL, flood_run, &f));
+	ASSERT_EQ(0, pinger_start(&p, no[0].ip4, count, 64, 4));
+
+	/* the rule comes: B starts a third of the way in */
+	while (__atomic_load_n(&p.echoed, __ATOMIC_RELAXED) < count / 3 &&
+	       !pinger_done(&p))
+		ASSERT_EQ(0, serve_for(&sv, 20));
+	ASSERT_NE(NULL, b = vmm_new(e));
+	b->o.net = &no[1];
+	ASSERT_EQ(0, vmm_launch(e, b, e->ep, 0, "udp-echo", "--sink", NULL))
+		TH_LOG("%s", vmm_why(b));
+	ASSERT_EQ(0, serve_until_lines(&sv, " port 7\n", 2));
+	/* the flood lands in B */
+	do {
+		ASSERT_EQ(0, serve_for(&sv, 20));
+		ASSERT_EQ(0, vm_srq_stats(b, &st));
+	} while (st.rx_packets < 64 && !pinger_done(&p));
+	EXPECT_LE(64U, st.rx_packets);
+	before = st.rx_packets;
+
+	/* the rule goes: B stopped two thirds of the way in, the flood on */
+	while (__atomic_load_n(&p.echoed, __ATOMIC_RELAXED) < 2 * count / 3 &&
+	       !pinger_done(&p))
+		ASSERT_EQ(0, serve_for(&sv, 20));
+	ASSERT_EQ(0, vm_srq_stats(b, &st));
+	TH_LOG("B took %llu frames of the flood (%llu when first checked)",
+	       (unsigned long long)st.rx_packets, (unsigned long long)before);
+	ASSERT_EQ(0, vmm_stop(b, SHORT_MS));
+	finish_vm(_metadata, e, b, e->ep, NVX_UVM_DETACHED);
+
+	while (!pinger_done(&p))
+		ASSERT_EQ(0, serve_for(&sv, 20));
+	pthread_join(p.thread, NULL);
+	__atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(f.thread, NULL);
+	EXPECT_EQ(0, f.err);
+	EXPECT_EQ(0, p.err) TH_LOG("A: %s", p.why);
+	EXPECT_EQ(count, p.echoed);
+	ASSERT_EQ(0, vm_srq_stats(a, &st));
+	TH_LOG("flood: %llu sent; A's set took %llu",
+	       (unsigned long long)f.sent, (unsigned long long)st.rx_packets);
+	if (p.err)
+		log_net(a);
+	/* its datagrams, the host's ARP for it, a few retries at most */
+	EXPECT_GE(count + 16, st.rx_packets);
+	EXPECT_EQ(0U, st.drops_no_buf + st.drops_cq_full);
+	EXPECT_EQ(0U, st.release_garbage);
+	ASSERT_EQ(0, vmm_stop(a, SHORT_MS));
+	finish_vm(_metadata, e, a, e->ep, NVX_UVM_DETACHED);
+	sh("ip neigh del %s dev %s", addr, self->ne.nic.peer);
+	server_fini(&sv);
+}
+
+/* The IPv4 header checksum of @h (its field zero). */
+static uint16_t ip4_csum(const struct iphdr *h)
+{
+	const unsigned char *p = (const unsigned char *)h;
+	uint32_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < h->ihl * 4U; i += 2)
+		sum += p[i] << 8 | p[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return htons(~sum & 0xffff);
+}
+
+/*
+ * Malformed frames for a guest, each taken by its set (IPv4 to its
+ * address) and each of a kind the guest runtime must refuse: what is
+ * done to a good UDP datagram to port 7.
+ */
+enum bad_frame {
+	BAD_IP_CSUM, BAD_FRAGMENT, BAD_IHL, BAD_TOT_LEN, BAD_PROTO,
+	BAD_UDP_LEN, BAD_DST_MAC, BAD_UDP_SHORT, NR_BAD_FRAMES
+};
+
+static int send_bad_frame(const struct net_env *ne, struct vmm *v,
+			  enum bad_frame kind)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ETH_P_IP),
+		.sll_ifindex = ne->nic.peer_ifindex,
+		.sll_halen = ETH_ALEN,
+	};
+	unsigned char f[128] = { 0 };
+	struct iphdr *ip = (struct iphdr *)(f + ETH_HLEN);
+	unsigned char *udp = f + ETH_HLEN + sizeof(*ip);
+	unsigned int len = ETH_HLEN + sizeof(*ip) + 8 + 32;
+
+	memcpy(f, v->vm.net->mac, ETH_ALEN);
+	memcpy(f + ETH_ALEN, ne->nic.peer_mac, ETH_ALEN);
+	put16(f + 12, ETH_P_IP);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->tot_len = htons(sizeof(*ip) + 8 + 32);
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	inet_pton(AF_INET, HOST_IP, &ip->saddr);
+	ip->daddr = v->vm.net->ip4;
+	put16(udp, 40000);
+	put16(udp + 2, GUEST_PORT);
+	put16(udp + 4, 8 + 32);
+	switch (kind) {
+	case BAD_FRAGMENT:
+		ip->frag_off = htons(IP_MF);
+		break;
+	case BAD_IHL:
+		ip->ihl = 4;
+		break;
+	case BAD_TOT_LEN:
+		ip->tot_len = htons(len);	/* more than the frame holds */
+		break;
+	case BAD_PROTO:
+		ip->protocol = IPPROTO_TCP;
+		break;
+	case BAD_UDP_LEN:
+		put16(udp + 4, 8 + 33);
+		break;
+	case BAD_DST_MAC:
+		f[5] ^= 0x80;			/* unicast, another MAC */
+		break;
+	case BAD_UDP_SHORT:
+		put16(udp + 4, 7);
+		break;
+	default:
+		break;
+	}
+	ip->check = ip4_csum(ip);
+	if (kind == BAD_IP_CSUM)
+		ip->check ^= htons(0x100);
+	memcpy(sll.sll_addr, f, ETH_ALEN);
+	if (sendto(ne->nic.tx, f, len, 0, (struct sockaddr *)&sll,
+		   sizeof(sll)) != (ssize_t)len)
+		return -errno;
+	return 0;
+}
+
+/*
+ * A guest sent malformed frames on its own queue (a bad IPv4 checksum, a
+ * fragment, a header length under 20, a total length past the frame, a
+ * protocol it does not serve, a UDP length past the packet or under 8,
+ * another destination MAC), each twice: its runtime counts every one as
+ * bad and answers none, and then echoes 20 good datagrams exactly.
+ */
+NET_TEST(malformed_frames_counted_by_the_guest)
+{
+	struct env *e = &self->e;
+	struct nvx_uvm_net no;
+	struct pinger p;
+	struct server sv;
+	struct vmm *v;
+	unsigned int i;
+	char *out;
+
+	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
+	ASSERT_NE(NULL, v = vmm_new(e));
+	ASSERT_EQ(0, launch_net(e, v, &no, &self->ne, 2, "--count", "20",
+				NULL))
+		TH_LOG("%s", vmm_why(v));
+	ASSERT_EQ(0, serve_until_lines(&sv, " port 7\n", 1));
+	for (i = 0; i < 2 * NR_BAD_FRAMES; i++)
+		ASSERT_EQ(0, send_bad_frame(&self->ne, v, i % NR_BAD_FRAMES))
+			TH_LOG("frame %u", i);
+	ASSERT_EQ(0, pinger_start(&p, no.ip4, 20, 64, 4));
+	out = serve_to_exit(_metadata, &sv, v, NULL);
+	pthread_join(p.thread, NULL);
+	EXPECT_EQ(0, p.err) TH_LOG("%s", p.why);
+	EXPECT_EQ(20U, p.echoed);
+	TH_LOG("guest: %s", out);
+	EXPECT_EQ(20, out_count(out, "rx"));
+	EXPECT_EQ(2 * NR_BAD_FRAMES, out_count(out, "bad"));
+	free(out);
 	finish_vm(_metadata, e, v, e->ep, NVX_UVM_DETACHED);
 	server_fini(&sv);
 }
