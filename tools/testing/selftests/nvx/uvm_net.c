@@ -985,6 +985,82 @@ NET_TEST(guest_that_stops_releasing_drops_alone)
 }
 
 /*
+ * A guest posts a frame outside its grant on its TX ring (the test
+ * writes it into VM A's memory, as A could) and kicks: A's ring stops,
+ * with the reason, counted; what A receives after is taken but none of
+ * its answers leave; B on the same NIC echoes every datagram, its TX
+ * untouched.
+ */
+NET_TEST(bad_tx_descriptor_stops_that_vm_alone)
+{
+	struct env *e = &self->e;
+	struct nvx_srq_tx_kick k = { 0 };
+	struct nvx_srq_stats st[2], was;
+	struct nvx_uvm_net no[2];
+	struct nvx_srq_tx_hdr *th;
+	struct nvx_srq_txd *d;
+	struct pinger p;
+	struct server sv;
+	struct vmm *v[2];
+	unsigned int i;
+	uint32_t prod;
+
+	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
+	for (i = 0; i < 2; i++) {
+		ASSERT_NE(NULL, v[i] = vmm_new(e));
+		ASSERT_EQ(0, launch_net(e, v[i], &no[i], &self->ne, 2 + i, NULL))
+			TH_LOG("%s", vmm_why(v[i]));
+	}
+	ASSERT_EQ(0, serve_until_lines(&sv, " port 7\n", 2));
+	/* A's answers to ARP would not leave either */
+	ASSERT_EQ(0, neigh_set(&self->ne, v[0]));
+
+	th = (struct nvx_srq_tx_hdr *)((char *)v[0]->vm.mem +
+				       v[0]->vm.net->tx_gpa);
+	d = (struct nvx_srq_txd *)(th + 1);
+	prod = __atomic_load_n(&th->prod, __ATOMIC_ACQUIRE);
+	d[prod & (v[0]->vm.net->tx_entries - 1)] = (struct nvx_srq_txd){
+		.addr = 1ULL << 40, .len = 64,
+	};
+	__atomic_store_n(&th->prod, prod + 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, ioctl(v[0]->vm.srq_fd, NVX_SRQ_IOC_TX_KICK, &k));
+	EXPECT_EQ((uint32_t)NVX_SRQ_TX_STOP_ADDR, k.stopped);
+	EXPECT_EQ(1U, k.bad);
+	EXPECT_EQ(0U, k.sent);
+	EXPECT_EQ((uint32_t)NVX_SRQ_TX_STOP_ADDR,
+		  __atomic_load_n(&th->stopped, __ATOMIC_ACQUIRE));
+	ASSERT_EQ(0, vm_srq_stats(v[0], &was));
+
+	/* A takes 10 datagrams, answers them, and nothing leaves */
+	ASSERT_EQ(0, send_dgrams(no[0].ip4, 10, 64, 0));
+	ASSERT_EQ(0, pinger_start(&p, no[1].ip4, 100, 64, 4));
+	while (!pinger_done(&p))
+		ASSERT_EQ(0, serve_for(&sv, 20));
+	pthread_join(p.thread, NULL);
+	ASSERT_EQ(0, serve_for(&sv, 200));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, vm_srq_stats(v[i], &st[i]));
+	if (p.err) {
+		log_net(v[0]);
+		log_net(v[1]);
+	}
+	EXPECT_EQ(0, p.err) TH_LOG("B: %s", p.why);
+	EXPECT_EQ(100U, p.echoed);
+	EXPECT_LE(was.rx_packets + 10, st[0].rx_packets);
+	EXPECT_EQ(was.tx_packets, st[0].tx_packets);
+	EXPECT_EQ((uint32_t)NVX_SRQ_TX_STOP_ADDR,
+		  __atomic_load_n(&th->stopped, __ATOMIC_ACQUIRE));
+	EXPECT_LE(100U, st[1].tx_packets);
+	EXPECT_EQ(0U, st[1].drops_no_buf + st[1].drops_cq_full);
+	EXPECT_FALSE(vmm_done(v[0])) TH_LOG("%s", vmm_why(v[0]));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, vmm_stop(v[i], SHORT_MS));
+		finish_vm(_metadata, e, v[i], e->ep, NVX_UVM_DETACHED);
+	}
+	server_fini(&sv);
+}
+
+/*
  * The NIC is deleted under a VM that echoes: the set detaches, the guest
  * waits on (its kicks fail with ENXIO at most), and stopping it returns
  * everything (the pool's bytes: the teardown).
