@@ -439,6 +439,41 @@ static int neigh_set(const struct net_env *ne, struct vmm *v)
 		  ip, m[0], m[1], m[2], m[3], m[4], m[5], ne->nic.peer);
 }
 
+/*
+ * VMs A and B, udp-echo at NET_PFX 2 and 3 on @ne's NIC (@no their
+ * options), both serving: 0 or -errno (a VM made stays in @v).
+ */
+static int launch_two(struct env *e, struct server *sv,
+		      const struct net_env *ne, struct vmm *v[2],
+		      struct nvx_uvm_net no[2])
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < 2; i++) {
+		v[i] = vmm_new(e);
+		if (!v[i])
+			return -ENOMEM;
+		net_opts(&no[i], ne, 2 + i);
+		v[i]->o.net = &no[i];
+		ret = vmm_launch(e, v[i], e->ep, 0, "udp-echo", NULL);
+		if (ret)
+			return ret;
+	}
+	return serve_until_lines(sv, " port 7\n", 2);
+}
+
+/* Stop the two VMs of launch_two() and check how they ended. */
+#define finish_two(e, v) do {						\
+	unsigned int _i;						\
+									\
+	for (_i = 0; _i < 2; _i++) {					\
+		ASSERT_EQ(0, vmm_stop((v)[_i], SHORT_MS));		\
+		finish_vm(_metadata, (e), (v)[_i], (e)->ep,		\
+			  NVX_UVM_DETACHED);				\
+	}								\
+} while (0)
+
 /* Launch udp-echo on @ne's NIC at NET_PFX @last with @args (NULL-ended). */
 #define launch_net(e, v, no, ne, last, ...)				\
 	(net_opts((no), (ne), (last)), (v)->o.net = (no),		\
@@ -667,7 +702,7 @@ NET_TEST(two_vms_each_their_own)
 	struct nvx_uvm_net no[2];
 	struct pinger p[2];
 	struct server sv;
-	struct vmm *v[2];
+	struct vmm *v[2] = { NULL, NULL };
 	int i;
 
 	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
@@ -812,17 +847,14 @@ NET_TEST(hostile_guest_hurts_only_itself)
 	struct flood f = { 0 };
 	struct pinger p[2];
 	struct server sv;
-	struct vmm *v[2];
+	struct vmm *v[2] = { NULL, NULL };
 	unsigned int i, rewrites = 0;
 	uint64_t rx0;
 
 	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
-	for (i = 0; i < 2; i++) {
-		ASSERT_NE(NULL, v[i] = vmm_new(e));
-		ASSERT_EQ(0, launch_net(e, v[i], &no[i], &self->ne, 2 + i, NULL))
-			TH_LOG("%s", vmm_why(v[i]));
-	}
-	ASSERT_EQ(0, serve_until_lines(&sv, " port 7\n", 2));
+	ASSERT_EQ(0, launch_two(e, &sv, &self->ne, v, no))
+		TH_LOG("A: %s; B: %s", v[0] ? vmm_why(v[0]) : "-",
+		       v[1] ? vmm_why(v[1]) : "-");
 
 	/* A's release ring: 16 garbage entries, then prod far ahead */
 	h = vm_rel_hdr(v[0]);
@@ -894,10 +926,7 @@ NET_TEST(hostile_guest_hurts_only_itself)
 	EXPECT_LE(17U, st[0].release_garbage);
 	EXPECT_EQ(0U, st[1].release_garbage);
 	EXPECT_EQ(0U, st[1].drops_no_buf + st[1].drops_cq_full);
-	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, vmm_stop(v[i], SHORT_MS));
-		finish_vm(_metadata, e, v[i], e->ep, NVX_UVM_DETACHED);
-	}
+	finish_two(e, v);
 	server_fini(&sv);
 }
 
@@ -922,7 +951,7 @@ NET_TEST(guest_that_stops_releasing_drops_alone)
 	struct nvx_uvm_net no[2];
 	struct pinger p;
 	struct server sv;
-	struct vmm *v[2];
+	struct vmm *v[2] = { NULL, NULL };
 	uint64_t seen = 0;
 	unsigned int i;
 
@@ -977,10 +1006,7 @@ NET_TEST(guest_that_stops_releasing_drops_alone)
 	/* B: nothing dropped, nothing refused */
 	EXPECT_EQ(0U, st[1].drops_no_buf + st[1].drops_cq_full);
 	EXPECT_EQ(0U, st[1].release_garbage);
-	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, vmm_stop(v[i], SHORT_MS));
-		finish_vm(_metadata, e, v[i], e->ep, NVX_UVM_DETACHED);
-	}
+	finish_two(e, v);
 	server_fini(&sv);
 }
 
@@ -1001,17 +1027,14 @@ NET_TEST(bad_tx_descriptor_stops_that_vm_alone)
 	struct nvx_srq_txd *d;
 	struct pinger p;
 	struct server sv;
-	struct vmm *v[2];
+	struct vmm *v[2] = { NULL, NULL };
 	unsigned int i;
 	uint32_t prod;
 
 	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
-	for (i = 0; i < 2; i++) {
-		ASSERT_NE(NULL, v[i] = vmm_new(e));
-		ASSERT_EQ(0, launch_net(e, v[i], &no[i], &self->ne, 2 + i, NULL))
-			TH_LOG("%s", vmm_why(v[i]));
-	}
-	ASSERT_EQ(0, serve_until_lines(&sv, " port 7\n", 2));
+	ASSERT_EQ(0, launch_two(e, &sv, &self->ne, v, no))
+		TH_LOG("A: %s; B: %s", v[0] ? vmm_why(v[0]) : "-",
+		       v[1] ? vmm_why(v[1]) : "-");
 	/* A's answers to ARP would not leave either */
 	ASSERT_EQ(0, neigh_set(&self->ne, v[0]));
 
@@ -1053,10 +1076,7 @@ NET_TEST(bad_tx_descriptor_stops_that_vm_alone)
 	EXPECT_LE(100U, st[1].tx_packets);
 	EXPECT_EQ(0U, st[1].drops_no_buf + st[1].drops_cq_full);
 	EXPECT_FALSE(vmm_done(v[0])) TH_LOG("%s", vmm_why(v[0]));
-	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, vmm_stop(v[i], SHORT_MS));
-		finish_vm(_metadata, e, v[i], e->ep, NVX_UVM_DETACHED);
-	}
+	finish_two(e, v);
 	server_fini(&sv);
 }
 
