@@ -295,6 +295,37 @@ SRQ_TEST(bad_rules_refused)
 }
 
 /*
+ * A set's rule first, then its RSS table: 64 flows to a 4-queue set's
+ * address spread over all four of its queues (the per-queue counts add
+ * up to the 64), and the set with the other address gets none of them.
+ */
+SRQ_TEST(rule_then_rss)
+{
+	const struct nvx_srq_params four = { .nr_queues = 4 };
+	struct srq *a = &self->s, *b = &self->s2;
+	struct nvx_srq_stats st, qst;
+	uint64_t sum = 0;
+	unsigned int i, q;
+
+	ASSERT_EQ(0, srq_open_rule(self->fd, a, self->nic.ifindex, &four, 0,
+				   NVX_SRQ_MATCH_IP4, NULL, DEF_IP));
+	ASSERT_EQ(0, srq_open_rule(self->fd, b, self->nic.ifindex, &one, 0,
+				   NVX_SRQ_MATCH_IP4, NULL, IP_B));
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ(0, send_frame(&self->nic, 128, SPORT + i, 0));
+	ASSERT_EQ(0, wait_accounted(a, 64, &st));
+	EXPECT_EQ(64u, st.rx_packets);
+	for (q = 0; q < 4; q++) {
+		ASSERT_EQ(0, srq_stats(a, q, &qst));
+		EXPECT_LT(0u, qst.rx_packets) TH_LOG("queue %u got nothing", q);
+		sum += qst.rx_packets;
+	}
+	EXPECT_EQ(64u, sum);
+	ASSERT_EQ(0, srq_stats(b, NVX_SRQ_ALL_QUEUES, &st));
+	EXPECT_EQ(0u, st.rx_packets);
+}
+
+/*
  * A set closed while frames for it flow in (two senders to its address)
  * and frames for another set come one by one: the other set gets every
  * one of its frames, exact; after the close, the first set's frames
