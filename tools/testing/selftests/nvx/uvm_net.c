@@ -18,7 +18,7 @@ NET_TEST(udp_echo_round_trip)
 	struct env *e = &self->e;
 	struct nvx_srq_stats st;
 	struct nvx_uvm_net no;
-	struct pinger p;
+	static struct pinger p;	/* outlives a failed ASSERT */
 	struct server sv;
 	struct vmm *v;
 	char count[16];
@@ -155,7 +155,7 @@ NET_TEST(two_vms_each_their_own)
 	struct env *e = &self->e;
 	struct nvx_srq_stats st[2];
 	struct nvx_uvm_net no[2];
-	struct pinger p[2];
+	static struct pinger p[2];	/* outlives a failed ASSERT */
 	struct server sv;
 	struct vmm *v[2] = { NULL, NULL };
 	int i;
@@ -215,7 +215,7 @@ NET_TEST(polling_guest_takes_no_exits)
 	struct env *e = &self->e;
 	struct nvx_srq_stats st;
 	struct nvx_uvm_net no;
-	struct flood f = { 0 };
+	static struct flood f;	/* outlives a failed ASSERT: not on the stack */
 	long long notified;
 	struct server sv;
 	struct vmm *v;
@@ -289,7 +289,7 @@ NET_TEST(nic_deleted_under_a_running_vm)
 	struct env *e = &self->e;
 	struct nvx_srq_stats st;
 	struct nvx_uvm_net no;
-	struct pinger p;
+	static struct pinger p;	/* outlives a failed ASSERT */
 	struct server sv;
 	struct vmm *v;
 	int i;
@@ -331,8 +331,8 @@ NET_TEST(vm_stopped_while_frames_arrive)
 {
 	struct env *e = &self->e;
 	struct nvx_uvm_net no;
-	struct flood f = { 0 };
-	struct pinger p;
+	static struct flood f;	/* outlives a failed ASSERT: not on the stack */
+	static struct pinger p;	/* outlives a failed ASSERT */
 	struct server sv;
 	struct vmm *v;
 

@@ -138,7 +138,7 @@ NET_TEST(guest_that_stops_releasing_drops_alone)
 	struct env *e = &self->e;
 	struct nvx_srq_stats st[2];
 	struct nvx_uvm_net no[2];
-	struct pinger p;
+	static struct pinger p;	/* outlives a failed ASSERT */
 	struct server sv;
 	struct vmm *v[2] = { NULL, NULL };
 	uint64_t seen = 0;
@@ -215,7 +215,7 @@ NET_TEST(bad_tx_descriptor_stops_that_vm_alone)
 	struct nvx_uvm_net no[2];
 	struct nvx_srq_tx_hdr *th;
 	struct nvx_srq_txd *d;
-	struct pinger p;
+	static struct pinger p;	/* outlives a failed ASSERT */
 	struct server sv;
 	struct vmm *v[2] = { NULL, NULL };
 	unsigned int i;
@@ -378,7 +378,7 @@ NET_TEST(malformed_frames_counted_by_the_guest)
 {
 	struct env *e = &self->e;
 	struct nvx_uvm_net no;
-	struct pinger p;
+	static struct pinger p;	/* outlives a failed ASSERT */
 	struct server sv;
 	struct vmm *v;
 	unsigned int i;
