@@ -11,6 +11,9 @@
  * irq_stub: any external interrupt (the completion MSI, the safety
  * tick); it acknowledges the LAPIC, since waking from hlt is all it is
  * for, and returns past sti_hlt's hlt when it interrupted the hlt itself.
+ * One that interrupted code running with interrupts off (IF clear in
+ * the rflags it saved) came from a faulty CPU (e.g. the same vector
+ * delivered twice): it reports 0x300 on the exit port and halts for good.
  * spurious_stub: the LAPIC spurious vector (0xff), no EOI.
  */
 
@@ -79,7 +82,11 @@ sti_hlt_insn:
 	.globl irq_stub
 irq_stub:
 	pushq	%rax
-	leaq	sti_hlt_insn(%rip), %rax
+	testl	$0x200, 24(%rsp)	/* the interrupted rflags' IF */
+	jnz	2f
+	movl	$0x300, %eax		/* taken with interrupts off */
+	jmp	exc_common
+2:	leaq	sti_hlt_insn(%rip), %rax
 	cmpq	%rax, 8(%rsp)		/* the interrupted rip */
 	jne	1f
 	incq	8(%rsp)			/* past the hlt (one byte) */
