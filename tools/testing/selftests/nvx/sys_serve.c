@@ -1193,9 +1193,14 @@ static void log_threads(struct __test_metadata *_metadata, pid_t pid)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
+		/* a thread that went meanwhile: its files are gone */
+		stat[0] = 0;
+		wchan[0] = 0;
+		stack[0] = 0;
 		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", pid,
 			 de->d_name);
-		read_text(path, comm, sizeof(comm));
+		if (read_text(path, comm, sizeof(comm)))
+			continue;
 		comm[strcspn(comm, "\n")] = 0;
 		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid,
 			 de->d_name);
