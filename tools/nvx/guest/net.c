@@ -492,7 +492,8 @@ static void net_wait(void)
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		if (!cq_ready()) {
 			st.halts++;
-			halt();
+			if (halt() && cq_ready())
+				st.irq_wakes++;
 			halt_woke(!cq_ready());
 		}
 		end = clock_ns() + NET_SPIN_US * 1000ULL;

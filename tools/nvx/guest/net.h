@@ -41,6 +41,11 @@ struct net_stats {
 	unsigned long long tx_full;	/* posts that found the ring full */
 	unsigned long long kicks;	/* net_flush() port writes */
 	unsigned long long halts;	/* waits that slept for an interrupt */
+	/*
+	 * Sleeps that a frame's interrupt (the set's notification) ended,
+	 * not the safety tick: woken before the tick was due, a frame there.
+	 */
+	unsigned long long irq_wakes;
 };
 
 /* 0, -ENODEV (the VMM gave this VM no network page) or -ENOMEM. */

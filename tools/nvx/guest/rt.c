@@ -198,11 +198,13 @@ void halt_woke(int idle)
 		tick_ms = TICK_MS;
 }
 
-void halt(void)
+int halt(void)
 {
 	tick_arm();
 	sti_hlt();
 	asm volatile("cli" ::: "memory");
+	/* the same 1 ms of margin as tick_arm()'s */
+	return rdtsc() + tsc_khz < tick_end;
 }
 
 /*

@@ -91,8 +91,12 @@ long read(int fd, void *buf, unsigned long n);		/* one message */
 noreturn void exit(int status);		/* EXIT message, then the port */
 noreturn void exit_now(int status);	/* the exit port only */
 unsigned long long clock_ns(void);	/* TSC, since boot */
-/* with a vector, interrupts off: hlt until an interrupt or the safety tick */
-void halt(void);
+/*
+ * With a vector, interrupts off: hlt until an interrupt or the safety
+ * tick. 1 when it woke more than 1 ms before the tick was due (another
+ * interrupt woke it), else 0.
+ */
+int halt(void);
 /*
  * After a halt(): @idle, it woke to nothing, and the next safety tick
  * comes later (doubling up to 1 s); else back to 10 ms.

@@ -4,6 +4,9 @@
  * that work (include/net_fixture.h: the NIC pair, the host's clients).
  */
 #include "net_fixture.h"
+#include "run_util.h"
+
+#include <signal.h>
 
 /* =========================================================== tests === */
 
@@ -198,12 +201,64 @@ NET_TEST(two_vms_each_their_own)
 }
 
 /*
+ * A sleeping guest is woken by its set's notification (the irqfd), not
+ * by its safety tick: 10 datagrams, one at a time, 250 ms apart, so the
+ * guest halts between them (its tick backing off from 10 ms: the next
+ * one due some 60 ms after a datagram comes). Each is echoed, and the
+ * guest counts the sleeps that an interrupt ended more than 1 ms before
+ * its tick was due with a frame there ("wakes"): with the notification
+ * lost, only the tick would wake it and the count would be 0. The set's
+ * own count of notifications agrees.
+ */
+NET_TEST(sleeping_guest_woken_by_its_notification)
+{
+	struct env *e = &self->e;
+	struct nvx_uvm_net no;
+	static struct pinger p;	/* outlives a failed ASSERT */
+	long long notified, wakes;
+	struct server sv;
+	struct vmm *v;
+	uint64_t t0;
+	char *out;
+
+	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
+	ASSERT_NE(NULL, v = vmm_new(e));
+	ASSERT_EQ(0, launch_net(e, v, &no, &self->ne, 2, "--count", "10",
+				NULL))
+		TH_LOG("%s", vmm_why(v));
+	ASSERT_EQ(0, neigh_set(&self->ne, v));
+	ASSERT_EQ(0, serve_until_lines(&sv, " port 7\n", 1));
+	/* long enough idle for the tick to have backed off */
+	ASSERT_EQ(0, serve_for(&sv, 500));
+	t0 = now_ms();
+	ASSERT_EQ(0, pinger_start_paced(&p, no.ip4, 10, 64, 1, 250000));
+	out = serve_to_exit(_metadata, &sv, v, NULL);
+	pthread_join(p.thread, NULL);
+	EXPECT_EQ(0, p.err) TH_LOG("%s", p.why);
+	EXPECT_EQ(10U, p.echoed);
+	TH_LOG("guest: %s (10 echoes in %llu ms)", out,
+	       (unsigned long long)(now_ms() - t0));
+	wakes = out_count(out, "wakes");
+	free(out);
+	notified = fdinfo_num(v->vm.srq_fd, "queue0_notified");
+	TH_LOG("set's notifications: %lld", notified);
+	/* most of the 10: one may come within a tick's margin */
+	EXPECT_LE(5, wakes);
+	EXPECT_LE(wakes, notified);
+	finish_vm(_metadata, e, v, e->ep, NVX_UVM_DETACHED);
+	server_fini(&sv);
+}
+
+/*
  * A polling guest receives 10,000 frames with no exit for them (KVM's
- * own counters, from its start line to its end): what it costs is its
- * last line and its exit (a WRITE and an EXIT message: a doorbell, a
- * halt and an interrupt for each reply, the exit port), whatever the
- * number of frames; the other exits come from the host's interrupts
- * (irq_exits).
+ * own counters). Read while its last line (a WRITE) is held unanswered,
+ * so after every frame and before its exit: not one exit to userspace,
+ * one port I/O exit at most (the WRITE's doorbell), and beyond the
+ * host's interrupts (irq_exits) and the waits for that reply no more
+ * than a handful. Read again at its end, what it costs more is its last
+ * line and its exit (a WRITE and an EXIT message: a doorbell, a halt
+ * and an interrupt for each reply, the exit port), whatever the number
+ * of frames.
  */
 NET_TEST(polling_guest_takes_no_exits)
 {
@@ -212,6 +267,8 @@ NET_TEST(polling_guest_takes_no_exits)
 		"irq_injections", "userspace_exits", "irq_window_exits",
 	};
 	int64_t before[ARRAY_SIZE(names)], after[ARRAY_SIZE(names)];
+	int64_t mid[ARRAY_SIZE(names)];
+	struct hold h = { .type = NVX_UVM_MSG_WRITE };
 	struct env *e = &self->e;
 	struct nvx_srq_stats st;
 	struct nvx_uvm_net no;
@@ -236,8 +293,11 @@ NET_TEST(polling_guest_takes_no_exits)
 	f.count = 10000;
 	f.window = 512;
 	f.v = v;
+	/* its next WRITE is its last line: held, the guest waits for it */
+	sv.handle = hold_handle;
+	sv.priv = &h;
 	ASSERT_EQ(0, pthread_create(&f.thread, NULL, flood_run, &f));
-	if (serve_done(&sv, &v, 1, DEADLINE_MS)) {
+	if (serve_until_stop(&sv, DEADLINE_MS)) {
 		out = server_stdout(&sv, NULL);
 		TH_LOG("guest: %s", out);
 		free(out);
@@ -248,6 +308,11 @@ NET_TEST(polling_guest_takes_no_exits)
 		pthread_join(f.thread, NULL);
 		ASSERT_TRUE(false);
 	}
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		mid[i] = stat_of(v, names[i]);
+	sv.handle = NULL;
+	sv.stop = false;
+	ASSERT_EQ(0, serve_default(&sv, &h.r));
 	out = serve_to_exit(_metadata, &sv, v, NULL);
 	for (i = 0; i < ARRAY_SIZE(names); i++)
 		after[i] = stat_of(v, names[i]);
@@ -262,9 +327,15 @@ NET_TEST(polling_guest_takes_no_exits)
 	/* the set's wake-ups: none, cons is never published whole */
 	EXPECT_EQ(0, notified);
 	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		TH_LOG("%s: %lld", names[i], (long long)(after[i] - before[i]));
+		TH_LOG("%s: %lld at its last line, %lld at its end", names[i],
+		       (long long)(mid[i] - before[i]),
+		       (long long)(after[i] - before[i]));
 		ASSERT_LE(0, before[i]) TH_LOG("no KVM statistic %s", names[i]);
 	}
+	/* after 10,000 frames, before its exit */
+	EXPECT_EQ(0, mid[5] - before[5]);	/* userspace_exits */
+	EXPECT_GE(1, mid[2] - before[2]);	/* io_exits: the WRITE's doorbell */
+	EXPECT_GE(10, (mid[0] - before[0]) - (mid[1] - before[1]));
 	EXPECT_GE(3, after[2] - before[2]);	/* io_exits: 2 doorbells, the port */
 	/* halt_exits: waits for the 2 replies, one again after a safety tick */
 	EXPECT_GE(3, after[3] - before[3]);
@@ -280,45 +351,73 @@ NET_TEST(polling_guest_takes_no_exits)
 }
 
 /*
- * The NIC is deleted under a VM that echoes: the set detaches, the guest
- * waits on (its kicks fail with ENXIO at most), and stopping it returns
+ * The NIC is deleted under two VMs echoing a flood each (frames landing,
+ * echoes kicked out): both sets detach, both guests wait on, their kicks
+ * fail with ENXIO at most (nothing else), and stopping them returns
  * everything (the pool's bytes: the teardown).
  */
-NET_TEST(nic_deleted_under_a_running_vm)
+NET_TEST(nic_deleted_under_running_vms)
 {
 	struct env *e = &self->e;
 	struct nvx_srq_stats st;
-	struct nvx_uvm_net no;
-	static struct pinger p;	/* outlives a failed ASSERT */
+	struct nvx_uvm_net no[2];
+	/* static: a thread an ASSERT leaves running writes no dead frame */
+	static struct flood f[2];
 	struct server sv;
-	struct vmm *v;
-	int i;
+	struct vmm *v[2];
+	uint64_t rx[2];
+	unsigned int i;
+	int k;
 
 	ASSERT_EQ(0, server_init(&sv, e->ep, e->wake, true));
-	ASSERT_NE(NULL, v = vmm_new(e));
-	ASSERT_EQ(0, launch_net(e, v, &no, &self->ne, 2, NULL))
-		TH_LOG("%s", vmm_why(v));
-	ASSERT_EQ(0, pinger_start(&p, no.ip4, 50, 64, 4));
-	while (!pinger_done(&p))
+	ASSERT_EQ(0, launch_two(e, &sv, &self->ne, v, no));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, neigh_set(&self->ne, v[i]));
+		memset(&f[i], 0, sizeof(f[i]));
+		f[i].dst = no[i].ip4;
+		f[i].pace_us = 2000;
+		ASSERT_EQ(0, pthread_create(&f[i].thread, NULL, flood_run,
+					    &f[i]));
+	}
+	/* both take frames and send echoes */
+	for (k = 0; k < DEADLINE_MS / 20; k++) {
 		ASSERT_EQ(0, serve_for(&sv, 20));
-	pthread_join(p.thread, NULL);
-	EXPECT_EQ(50U, p.echoed) TH_LOG("%s", p.why);
-	if (p.err)
-		log_net(v);
+		if (__atomic_load_n(&v[0]->vm.net_sent, __ATOMIC_RELAXED) >= 64 &&
+		    __atomic_load_n(&v[1]->vm.net_sent, __ATOMIC_RELAXED) >= 64)
+			break;
+	}
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, vm_srq_stats(v[i], &st));
+		rx[i] = st.rx_packets;
+		EXPECT_LE(64U, v[i]->vm.net_sent) TH_LOG("vm %u", i);
+	}
+	TH_LOG("before: rx %llu and %llu", (unsigned long long)rx[0],
+	       (unsigned long long)rx[1]);
 
 	net_env_down(&self->ne);
-	/* the set outlives its NIC, detached */
-	for (i = 0; i < SHORT_MS; i++) {
-		ASSERT_EQ(0, vm_srq_stats(v, &st));
-		if (!st.ifindex)
-			break;
-		usleep(1000);
+	for (i = 0; i < 2; i++) {
+		__atomic_store_n(&f[i].stop, 1, __ATOMIC_RELAXED);
+		pthread_join(f[i].thread, NULL);
 	}
-	EXPECT_EQ(0U, st.ifindex);
-	ASSERT_EQ(0, serve_for(&sv, 200));
-	EXPECT_FALSE(vmm_done(v)) TH_LOG("%s", vmm_why(v));
-	ASSERT_EQ(0, vmm_stop(v, SHORT_MS));
-	finish_vm(_metadata, e, v, e->ep, NVX_UVM_DETACHED);
+	/* the sets outlive their NIC, detached */
+	for (i = 0; i < 2; i++) {
+		for (k = 0; k < SHORT_MS; k++) {
+			ASSERT_EQ(0, vm_srq_stats(v[i], &st));
+			if (!st.ifindex)
+				break;
+			usleep(1000);
+		}
+		EXPECT_EQ(0U, st.ifindex) TH_LOG("vm %u", i);
+	}
+	ASSERT_EQ(0, serve_for(&sv, 500));
+	for (i = 0; i < 2; i++) {
+		EXPECT_FALSE(vmm_done(v[i])) TH_LOG("%s", vmm_why(v[i]));
+		/* a kick after the NIC went: ENXIO, nothing else */
+		if (v[i]->vm.net_err)
+			EXPECT_EQ(ENXIO, v[i]->vm.net_err) TH_LOG("vm %u", i);
+		log_net(v[i]);
+	}
+	finish_two(e, v);
 	server_fini(&sv);
 }
 
@@ -479,6 +578,83 @@ NET_TEST(rules_come_and_go_under_traffic)
 	finish_vm(_metadata, e, a, e->ep, NVX_UVM_DETACHED);
 	sh("ip neigh del %s dev %s", addr, self->ne.nic.peer);
 	server_fini(&sv);
+}
+
+/*
+ * `nvxtool uvm run --net IFNAME,IP` gives udp-echo the same network.
+ * With --hello the guest speaks first, so it finds the host's MAC by
+ * ARP itself: the hello reaches a socket at the host's address from the
+ * guest's address and port 7, three datagrams from that socket are then
+ * echoed, and the tool exits 0 with the guest's counters and, with
+ * --stats, its set's.
+ */
+NET_TEST(nvxtool_runs_a_vm_with_a_network)
+{
+	static struct run r;	/* 128 KiB of output: not on the stack */
+	struct sockaddr_in host = { .sin_family = AF_INET };
+	struct sockaddr_in from;
+	socklen_t fl = sizeof(from);
+	char net[64], hello[32], buf[64], msg[32];
+	char *argv[RUN_ARGS] = {
+		"nvxtool", "uvm", "run", "--stats", "--net", net, "udp-echo",
+		"--", "--hello", hello, "--count", "3", NULL,
+	};
+	struct pollfd pf;
+	int s, i, status;
+	ssize_t n;
+	pid_t pid;
+
+	if (system("command -v nvxtool >/dev/null 2>&1"))
+		SKIP(return, "nvxtool not on PATH");
+	setenv("NVX_GUEST_DIR", self->e.dir, 1);
+	host.sin_port = htons(5555);
+	inet_pton(AF_INET, HOST_IP, &host.sin_addr);
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ASSERT_LE(0, s);
+	ASSERT_EQ(0, bind(s, (struct sockaddr *)&host, sizeof(host)));
+	snprintf(net, sizeof(net), "%s," NET_PFX "2", self->ne.nic.name);
+	snprintf(hello, sizeof(hello), HOST_IP ":5555");
+	r.pdeath_sig = SIGKILL;
+	pid = spawn(&r, argv);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, add_kid(&self->e, pid));
+
+	pf.fd = s;
+	pf.events = POLLIN;
+	if (poll(&pf, 1, DEADLINE_MS) != 1) {
+		pump(&r, now_ms() + 1000, NULL);
+		TH_LOG("no hello; stdout '%s', stderr '%s'", r.out, r.err);
+		ASSERT_TRUE(false);
+	}
+	n = recvfrom(s, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+	EXPECT_EQ(5, n);
+	EXPECT_EQ(0, memcmp(buf, "hello", 5));
+	EXPECT_EQ(guest_ip(2), from.sin_addr.s_addr);
+	EXPECT_EQ(htons(GUEST_PORT), from.sin_port);
+	for (i = 0; i < 3; i++) {
+		int len = snprintf(msg, sizeof(msg), "datagram %d", i);
+
+		ASSERT_EQ(len, sendto(s, msg, len, 0, (struct sockaddr *)&from,
+				      fl));
+		ASSERT_EQ(1, poll(&pf, 1, ECHO_WAIT_MS)) TH_LOG("echo %d", i);
+		n = recv(s, buf, sizeof(buf), 0);
+		EXPECT_EQ(len, n);
+		EXPECT_EQ(0, memcmp(buf, msg, len)) TH_LOG("echo %d", i);
+	}
+	close(s);
+	EXPECT_TRUE(pump(&r, now_ms() + DEADLINE_MS, NULL));
+	status = reap_kid(&self->e, pid);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("status %#x; stdout '%s', stderr '%s'", status, r.out,
+		       r.err);
+	EXPECT_NE(NULL, strstr(r.out, "udp-echo: " NET_PFX "2 port 7\n"))
+		TH_LOG("%s", r.out);
+	EXPECT_NE(NULL, strstr(r.out, "udp-echo: hello to " HOST_IP ":5555 after "))
+		TH_LOG("%s", r.out);
+	EXPECT_EQ(3, out_count(r.out, "rx"));
+	EXPECT_LE(5, out_count(r.out, "tx"));	/* ARP, hello, 3 echoes */
+	EXPECT_EQ(0, out_count(r.out, "bad"));
+	EXPECT_NE(NULL, strstr(r.err, " net: ")) TH_LOG("%s", r.err);
 }
 
 TEST_HARNESS_MAIN
