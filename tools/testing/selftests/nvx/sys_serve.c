@@ -1175,47 +1175,11 @@ static int count_fdinfo(pid_t pid, const char *line)
 	return n;
 }
 
-/*
- * Where each thread of @pid is: its name, state, wait channel and the
- * top of its kernel stack (a server whose warm VMs do not come back).
- */
-static void log_threads(struct __test_metadata *_metadata, pid_t pid)
+static void th_log_text(void *arg, const char *text)
 {
-	char path[320], comm[64], stat[512], wchan[64], stack[1024];
-	struct dirent *de;
-	char *st;
-	DIR *d;
+	struct __test_metadata *_metadata = arg;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		/* a thread that went meanwhile: its files are gone */
-		stat[0] = 0;
-		wchan[0] = 0;
-		stack[0] = 0;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", pid,
-			 de->d_name);
-		if (read_text(path, comm, sizeof(comm)))
-			continue;
-		comm[strcspn(comm, "\n")] = 0;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid,
-			 de->d_name);
-		read_text(path, stat, sizeof(stat));
-		st = strrchr(stat, ')');
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/wchan", pid,
-			 de->d_name);
-		read_text(path, wchan, sizeof(wchan));
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/stack", pid,
-			 de->d_name);
-		read_text(path, stack, sizeof(stack));
-		TH_LOG("thread %s (%s): state %c, wchan %s\n%s", de->d_name,
-		       comm, st && st[1] ? st[2] : '?', wchan, stack);
-	}
-	closedir(d);
+	TH_LOG("thread %s", text);
 }
 
 /*
@@ -1270,7 +1234,7 @@ SERVE_TEST(template_clones)
 	n = count_fdinfo(s->pid, "clone:\t1\n");
 	EXPECT_LE(2, n);
 	if (n < 2)
-		log_threads(_metadata, s->pid);
+		thread_report(s->pid, th_log_text, _metadata);
 	EXPECT_EQ(0, count_fdinfo(s->pid, "template:\t0\nclone:\t0\n"))
 		TH_LOG("a grant that is not a clone: a VM booted from an image");
 

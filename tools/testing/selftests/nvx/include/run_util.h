@@ -54,6 +54,14 @@ void pump_end(struct run *r);
  */
 int run_argv(struct run *r, char *const argv[]);
 
+/*
+ * Where each thread of @pid is: one call of @fn per thread with
+ * "PID/TID (comm): state S, wchan W" and the top of its kernel stack
+ * (8 lines, readable as root); a thread that went meanwhile is skipped.
+ */
+void thread_report(pid_t pid, void (*fn)(void *arg, const char *text),
+		   void *arg);
+
 /* nvxtool ARGS... (NULL-terminated), as run_argv(). */
 int nvxtool(struct run *r, ...);
 

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -143,39 +144,83 @@ static void run_note(struct run *r, const char *fmt, ...)
 		r->len[1] += (size_t)n < room ? (size_t)n : room;
 }
 
-/* The first @max lines of file @path, appended to @r's stderr. */
-static void run_note_file(struct run *r, const char *path, int max)
+/* The first @n - 1 bytes of file @path, NUL-terminated: 0 or -1. */
+static int read_small(const char *path, char *buf, size_t n)
 {
-	char buf[2048], *p = buf;
-	ssize_t n;
-	int fd;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t k = -1;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	buf[0] = 0;
 	if (fd < 0)
-		return;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return -1;
+	k = read(fd, buf, n - 1);
 	close(fd);
-	if (n <= 0)
+	buf[k > 0 ? k : 0] = 0;
+	return k < 0 ? -1 : 0;
+}
+
+void thread_report(pid_t pid, void (*fn)(void *arg, const char *text),
+		   void *arg)
+{
+	char path[320], comm[64], stat[512], wchan[64], stack[2048];
+	char text[2400], *st, *p;
+	struct dirent *de;
+	int max;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
 		return;
-	buf[n] = 0;
-	while (max-- && (p = strchr(p, '\n')))
-		p++;
-	if (p)
-		*p = 0;
-	run_note(r, "%s%s", buf, buf[n - 1] == '\n' || p ? "" : "\n");
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		/* a thread that went meanwhile: its files are gone */
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", pid,
+			 de->d_name);
+		if (read_small(path, comm, sizeof(comm)))
+			continue;
+		comm[strcspn(comm, "\n")] = 0;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid,
+			 de->d_name);
+		read_small(path, stat, sizeof(stat));
+		/* pid (comm) state ...: comm may hold anything */
+		st = strrchr(stat, ')');
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/wchan", pid,
+			 de->d_name);
+		read_small(path, wchan, sizeof(wchan));
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stack", pid,
+			 de->d_name);
+		read_small(path, stack, sizeof(stack));
+		/* the top of the stack: 8 lines */
+		for (p = stack, max = 8; max-- && (p = strchr(p, '\n'));)
+			p++;
+		if (p)
+			*p = 0;
+		snprintf(text, sizeof(text), "%d/%s (%s): state %c, wchan %s\n%s",
+			 pid, de->d_name, comm, st && st[1] ? st[2] : '?',
+			 wchan[0] ? wchan : "-", stack);
+		fn(arg, text);
+	}
+	closedir(d);
+}
+
+static void run_note_text(void *arg, const char *text)
+{
+	run_note(arg, "%s", text);
 }
 
 /*
  * A command about to be killed for running too long: where each thread
- * of its process group waits (comm, wchan, the top of its kernel stack,
- * readable as root), so that a hang in a CI log says where it is.
+ * of its process group waits (thread_report()), so that a hang in a CI
+ * log says where it is.
  */
 static void run_note_stuck(struct run *r, pid_t pgid)
 {
-	char path[560], buf[512];
-	struct dirent *p, *t;
-	DIR *d, *td;
-	int fd, n;
+	char path[300], buf[512];
+	struct dirent *p;
+	DIR *d;
+	int n;
 
 	d = opendir("/proc");
 	if (!d)
@@ -188,32 +233,13 @@ static void run_note_stuck(struct run *r, pid_t pgid)
 		if (p->d_name[0] < '1' || p->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/stat", p->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (read_small(path, buf, sizeof(buf)))
 			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		buf[n > 0 ? n : 0] = 0;
 		/* pid (comm) state ppid pgrp: comm may hold anything */
 		c = strrchr(buf, ')');
 		if (!c || sscanf(c + 1, " %*c %*d %d", &n) != 1 || n != pgid)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/task", p->d_name);
-		td = opendir(path);
-		if (!td)
-			continue;
-		while ((t = readdir(td))) {
-			if (t->d_name[0] == '.')
-				continue;
-			run_note(r, "%s/%s ", p->d_name, t->d_name);
-			snprintf(path, sizeof(path), "/proc/%s/task/%s/comm",
-				 p->d_name, t->d_name);
-			run_note_file(r, path, 1);
-			snprintf(path, sizeof(path), "/proc/%s/task/%s/stack",
-				 p->d_name, t->d_name);
-			run_note_file(r, path, 8);
-		}
-		closedir(td);
+		thread_report(atoi(p->d_name), run_note_text, r);
 	}
 	closedir(d);
 }
