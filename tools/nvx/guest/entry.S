@@ -13,7 +13,9 @@
  * for, and returns past sti_hlt's hlt when it interrupted the hlt itself.
  * One that interrupted code running with interrupts off (IF clear in
  * the rflags it saved) came from a faulty CPU (e.g. the same vector
- * delivered twice): it reports 0x300 on the exit port and halts for good.
+ * delivered twice): it reports 0x301 on the exit port when it came at
+ * irq_stub's first instruction, 0x302 elsewhere in irq_stub, 0x300
+ * anywhere else, and halts for good.
  * spurious_stub: the LAPIC spurious vector (0xff), no EOI.
  */
 
@@ -84,7 +86,23 @@ irq_stub:
 	pushq	%rax
 	testl	$0x200, 24(%rsp)	/* the interrupted rflags' IF */
 	jnz	2f
-	movl	$0x300, %eax		/* taken with interrupts off */
+	/*
+	 * Taken with interrupts off. Where: 0x301 at irq_stub's own first
+	 * instruction (one delivery made twice, the second before the
+	 * handler ran at all), 0x302 elsewhere in irq_stub, 0x300 outside.
+	 */
+	leaq	irq_stub(%rip), %rax
+	cmpq	%rax, 8(%rsp)
+	je	3f
+	jb	4f
+	leaq	irq_stub_end(%rip), %rax
+	cmpq	%rax, 8(%rsp)
+	jae	4f
+	movl	$0x302, %eax
+	jmp	exc_common
+3:	movl	$0x301, %eax
+	jmp	exc_common
+4:	movl	$0x300, %eax
 	jmp	exc_common
 2:	leaq	sti_hlt_insn(%rip), %rax
 	cmpq	%rax, 8(%rsp)		/* the interrupted rip */
@@ -94,6 +112,7 @@ irq_stub:
 	movl	$0, (%rax)
 	popq	%rax
 	iretq
+irq_stub_end:
 
 	.balign 16
 	.globl spurious_stub
