@@ -413,8 +413,11 @@ NET_TEST(nic_deleted_under_running_vms)
 		EXPECT_EQ(0U, st.ifindex) TH_LOG("vm %u", i);
 	}
 	ASSERT_EQ(0, serve_for(&sv, 500));
-	for (i = 0; i < 2; i++)
-		EXPECT_FALSE(vmm_done(v[i])) TH_LOG("%s", vmm_why(v[i]));
+	for (i = 0; i < 2; i++) {
+		struct vmm *w = v[i];
+
+		EXPECT_FALSE(vmm_done(w)) TH_LOG("%s", vmm_why(w));
+	}
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, vmm_stop(v[i], SHORT_MS));
 		/* the VMM's thread ended: its counters hold still */
