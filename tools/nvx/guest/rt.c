@@ -401,6 +401,13 @@ void exit_now(int status)
 		asm volatile("cli; hlt" ::: "memory");
 }
 
+/*
+ * Interrupts taken with interrupts off (entry.S, irq_stub), and of them
+ * those taken at irq_stub's own first instruction: none on a real CPU.
+ * Kept for whoever reads the guest's memory (a debugger, a dump).
+ */
+unsigned int irq_if_clear, irq_twice;
+
 void exit(int status)
 {
 	struct nvx_uvm_msg m;

@@ -17,6 +17,8 @@
 /* from the linker script and entry.S */
 extern char _end[];
 extern char exc_stubs[], irq_stub[], spurious_stub[];
+/* interrupts taken with IF clear; of them at irq_stub itself (entry.S) */
+extern unsigned int irq_if_clear, irq_twice;
 /* sti; hlt, safe against an interrupt taken in sti's shadow (entry.S) */
 void sti_hlt(void);
 
