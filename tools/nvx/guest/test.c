@@ -14,6 +14,11 @@
  *				before each: a poller that sleeps after
  *				about that long is caught going to sleep
  *				as the guest publishes; exit 0, or as ping
+ *   plain			for a VM without nvx (no channel, the
+ *				control page written by the VMM): the ready
+ *				port, then halted (the safety tick backing
+ *				off as in a wait) until the control page's
+ *				cq_prod is set; exit 0 by the exit port only
  *
  * File calls (served by the system process). Each prints its result on
  * stdout, a line per call; "err E" (E the positive errno) for a call
@@ -575,6 +580,25 @@ static int test_wait(void)
 		msg_init(&m, NVX_UVM_MSG_IPC, 1 + i);
 		nvx_call(&m);
 	}
+	return 0;
+}
+
+/*
+ * "plain": a guest of a KVM VM that nvx does not know (uvm_scale_many's
+ * control, nvx_uvm_plain()): it never sends a message, idles as one
+ * waiting for a reply does, and leaves by the exit port when the VMM
+ * sets cq_prod and signals its interrupt.
+ */
+static int t_plain(void)
+{
+	port_out32(NVX_UVM_PORT_READY, 0);
+	/* checked with interrupts off: the VMM's interrupt wakes the hlt */
+	asm volatile("cli" ::: "memory");
+	while (!__atomic_load_n(&ctrl()->cq_prod, __ATOMIC_ACQUIRE)) {
+		halt();
+		halt_woke(1);
+	}
+	exit_now(0);
 	return 0;
 }
 
@@ -1708,6 +1732,7 @@ static const struct mode {
 	{ "spin", 2, test_spin },
 	{ "pushloop", 2, test_pushloop },
 	{ "wait", 2, test_wait },
+	{ "plain", 2, t_plain },
 	{ "open", 3, t_open },
 	{ "openat", 4, t_openat },
 	{ "openlong", 3, t_openlong },

@@ -146,6 +146,24 @@ int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 		   const char **where);
 
 /*
+ * A KVM VM that nvx does not know, the control for user VMs: RAM a
+ * private (copy-on-write) mapping of @mem_fd, a memfd from
+ * nvx_uvm_plain_mem() that any number of such VMs share; the same KVM VM
+ * as nvx_uvm_create()'s (irqchip, one vCPU, the irqfd of
+ * NVX_UVM_IRQ_VECTOR, 64-bit mode) and the same runtime, but no grant
+ * and no channel: the control page is written here, its rings unused,
+ * so the guest must not send a message (test.img's "plain" mode). Signal
+ * vm->irq_fd to interrupt the guest. Returns 0 or a negative errno;
+ * *where names the step that failed. Call nvx_uvm_destroy() in both
+ * cases.
+ */
+int nvx_uvm_plain(struct nvx_uvm_vm *vm, int mem_fd, uint64_t mem_size,
+		  int argc, char **argv, const char **where);
+
+/* A memfd of @mem_size bytes, the image @path at NVX_UVM_IMAGE_GPA. */
+int nvx_uvm_plain_mem(const char *path, uint64_t mem_size);
+
+/*
  * The network of o->net on @vm's RAM (lib/vmnet.c): called by
  * nvx_uvm_create() once the RAM is mapped. 0 or -errno (*where says
  * the step).

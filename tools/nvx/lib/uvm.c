@@ -497,6 +497,91 @@ int nvx_uvm_create(struct nvx_uvm_vm *vm, int nvx_fd,
 	return nvx_uvm__attach(vm, nvx_fd, o->ep_fd, o->entries, where);
 }
 
+/**
+ * nvx_uvm_plain_mem() - RAM for VMs that nvx does not know
+ * @path: the guest image.
+ * @mem_size: bytes.
+ *
+ * Return: a memfd (close-on-exec) of @mem_size bytes holding the image
+ * at NVX_UVM_IMAGE_GPA, for nvx_uvm_plain(); or a negative errno.
+ */
+int nvx_uvm_plain_mem(const char *path, uint64_t mem_size)
+{
+	char buf[65536];
+	off_t off = NVX_UVM_IMAGE_GPA;
+	ssize_t n = 0;
+	int fd, img, ret = 0;
+
+	fd = memfd_create("nvx-plain", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	img = open(path, O_RDONLY | O_CLOEXEC);
+	if (img < 0 || ftruncate(fd, mem_size) < 0)
+		ret = -errno;
+	while (!ret && (n = read(img, buf, sizeof(buf))) > 0) {
+		if ((uint64_t)(off + n) > mem_size - 4096)
+			ret = -EFBIG;
+		else if (pwrite(fd, buf, n, off) != n)
+			ret = -EIO;
+		off += n;
+	}
+	if (!ret && n < 0)
+		ret = -errno;
+	if (img >= 0)
+		close(img);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+int nvx_uvm_plain(struct nvx_uvm_vm *vm, int mem_fd, uint64_t mem_size,
+		  int argc, char **argv, const char **where)
+{
+	int ret, khz;
+
+	nvx_uvm__init(vm, 0);
+	ret = nvx_uvm__kvm(vm, where);
+	if (ret)
+		return ret;
+	*where = "map guest RAM";
+	vm->mem = mmap(NULL, mem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+		       mem_fd, 0);
+	if (vm->mem == MAP_FAILED) {
+		vm->mem = NULL;
+		return -errno;
+	}
+	vm->mem_size = mem_size;
+	vm->ctrl = (struct nvx_uvm_ctrl *)((char *)vm->mem + NVX_UVM_CTRL_GPA);
+	ret = nvx_uvm__memslot(vm, where);
+	if (ret)
+		return ret;
+	*where = "64-bit mode";
+	ret = nvx_uvm__long_mode(vm);
+	if (ret)
+		return ret;
+	*where = "boot arguments";
+	ret = nvx_uvm__args(vm, argc, argv);
+	if (ret)
+		return ret;
+	/* what NVX_IOC_UVM_ATTACH would write; the rings stay unused */
+	vm->entries = 64;
+	vm->ctrl->magic = NVX_UVM_CTRL_MAGIC;
+	vm->ctrl->version = NVX_UVM_CTRL_VERSION;
+	vm->ctrl->ctrl_size = sizeof(*vm->ctrl);
+	vm->ctrl->mem_size = mem_size;
+	vm->ctrl->sq_gpa = NVX_UVM_SQ_GPA;
+	vm->ctrl->cq_gpa = NVX_UVM_CQ_GPA;
+	vm->ctrl->sq_entries = vm->entries;
+	vm->ctrl->cq_entries = vm->entries;
+	khz = ioctl(vm->vcpu_fd, KVM_GET_TSC_KHZ, 0);
+	vm->ctrl->tsc_khz = khz > 0 ? khz : 1000000;
+	vm->ctrl->irq_vector = NVX_UVM_IRQ_VECTOR;
+	*where = NULL;
+	return 0;
+}
+
 /*
  * The vCPU state a template keeps, in the order it is written back (the
  * segment and control registers before the general ones, XCR0 before

@@ -21,6 +21,7 @@
 #include "nvx_util.h"
 
 #include <dirent.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -602,6 +603,208 @@ SCALE_TEST(system_process_killed_with_clones_attached)
 	/* every clone stopped for the endpoint, all taken down */
 	EXPECT_EQ(nr_vmms, end_vmms(&s, deadline, why, sizeof(why)))
 		TH_LOG("%s", why);
+	scale_free(&s);
+	if (kvm0 >= 0)
+		EXPECT_EQ(0, wait_until(kvm_vms_are, -1, &kvm0, SHORT_MS, 10000))
+			TH_LOG("KVM has %d VMs, %d at the start", kvm_vms(),
+			       kvm0);
+}
+
+/* A VM of the control (plain_kvm_vms_at_once), in a VMM process. */
+struct plain {
+	struct nvx_uvm_vm vm;
+	pthread_t th;
+	int ret;		/* nvx_uvm_run()'s, after the ready port */
+	int ready;		/* it wrote its ready port (atomic) */
+	int done;		/* the thread ended (atomic) */
+};
+
+static void *plain_vcpu(void *arg)
+{
+	struct plain *p = arg;
+
+	p->vm.stop_at_ready = 1;
+	p->ret = nvx_uvm_run(&p->vm);
+	if (p->ret == 1) {
+		__atomic_store_n(&p->ready, 1, __ATOMIC_RELEASE);
+		p->vm.stop_at_ready = 0;
+		p->ret = nvx_uvm_run(&p->vm);
+	}
+	__atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A VMM process of the control: per_vmm VMs of nvx_uvm_plain() on
+ * @mem_fd (test.img's "plain" mode), a vCPU thread each; once each wrote
+ * its ready port (or ended), how many did on @wfd; at a byte on @rfd,
+ * each one's cq_prod set and its interrupt signalled: each must exit 0;
+ * how they ended on @wfd; all taken down. Killed with the test.
+ */
+static void __attribute__((noreturn))
+plain_vmm_main(int mem_fd, int rfd, int wfd, pid_t parent,
+	       uint64_t deadline)
+{
+	static char *argv[2] = { "test", "plain" };
+	static struct vmm_started st;
+	static struct vmm_ended en;
+	unsigned int i, n = 0, left;
+	const char *where;
+	pthread_attr_t a;
+	struct plain *p;
+	int ret = 0;
+	char c;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)	/* it died before prctl() */
+		_exit(6);
+	p = calloc(per_vmm, sizeof(*p));
+	if (!p)
+		_exit(3);
+	nvx_nofile_max(8UL * per_vmm + 256);
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 128 << 10);
+	while (n < per_vmm) {
+		ret = nvx_uvm_plain(&p[n].vm, mem_fd, VM_MEM, 2, argv, &where);
+		if (!ret) {
+			where = "pthread_create";
+			ret = -pthread_create(&p[n].th, &a, plain_vcpu, &p[n]);
+		}
+		if (ret) {
+			snprintf(st.why, sizeof(st.why), "VM %u: %s: %s", n,
+				 where, strerror(-ret));
+			nvx_uvm_destroy(&p[n].vm);
+			break;
+		}
+		n++;
+	}
+	/* each at its ready port, or ended before it */
+	do {
+		for (i = 0, left = 0; i < n; i++)
+			left += !__atomic_load_n(&p[i].ready, __ATOMIC_ACQUIRE) &&
+				!__atomic_load_n(&p[i].done, __ATOMIC_ACQUIRE);
+	} while (left && now_ms() < deadline && !usleep(10000));
+	for (i = 0; i < n; i++) {
+		if (__atomic_load_n(&p[i].ready, __ATOMIC_ACQUIRE)) {
+			st.n++;
+		} else if (!st.why[0]) {
+			snprintf(st.why, sizeof(st.why),
+				 "VM %u: not at its ready port: run %d, reason %s, detail %#llx",
+				 i, p[i].ret, nvx_uvm_reason_name(p[i].vm.reason),
+				 (unsigned long long)p[i].vm.detail);
+		}
+	}
+	if (write_all(wfd, &st, sizeof(st)))
+		_exit(4);
+	if (read(rfd, &c, 1) != 1)
+		_exit(7);
+	for (i = 0; i < n; i++) {
+		__atomic_store_n(&p[i].vm.ctrl->cq_prod, 1, __ATOMIC_RELEASE);
+		eventfd_write(p[i].vm.irq_fd, 1);
+	}
+	for (i = 0; i < n; i++) {
+		pthread_join(p[i].th, NULL);
+		if (!p[i].ret && !p[i].vm.exit_status)
+			continue;
+		if (!en.bad++) {
+			struct kvm_regs regs = { 0 };
+
+			ioctl(p[i].vm.vcpu_fd, KVM_GET_REGS, &regs);
+			snprintf(en.why, sizeof(en.why),
+				 "VM %u: run %d, exit %u, reason %s, detail %#llx; rip %#llx",
+				 i, p[i].ret, p[i].vm.exit_status,
+				 nvx_uvm_reason_name(p[i].vm.reason),
+				 (unsigned long long)p[i].vm.detail, regs.rip);
+		}
+	}
+	for (i = 0; i < n; i++)
+		nvx_uvm_destroy(&p[i].vm);
+	if (write_all(wfd, &en, sizeof(en)))
+		_exit(5);
+	_exit(0);
+}
+
+/*
+ * The control of idle_clones_at_once, with nothing of nvx in it: nr_vms
+ * KVM VMs made by nr_vmms VMM processes as the clones are (irqchip, a
+ * vCPU thread each, the irqfd, the same guest runtime idling with its
+ * safety tick), RAM a private mapping of one memfd (the kernel's own
+ * copy-on-write instead of a clone grant's), no channel: each writes its
+ * ready port, idles, and exits by the exit port once told. KVM counts
+ * them, and is back where it was at the end. Under nested KVM in QEMU
+ * TCG this tells whether a failure of the test VM at that load needs
+ * nvx (testing.rst, "Known problems").
+ */
+SCALE_TEST(plain_kvm_vms_at_once)
+{
+	static struct scale s;
+	int kvm0 = kvm_vms(), mem_fd, down[SCALE_MAX_VMMS], p[2], q[2], ret;
+	uint64_t deadline = now_ms() + SCALE_MS, t0;
+	char image[PATH_MAX + 16], why[320] = "";
+	unsigned int i, started = 0;
+	long long avail0, avail1;
+	pid_t parent = getpid();
+
+	if (!scale_on)
+		SKIP(return, "set NVX_SCALE_VMS (e.g. 1000) to run it");
+
+	s.ep = -1;
+	s.t.grant_fd = -1;
+	for (i = 0; i < nr_vmms; i++) {
+		s.vmm[i].fd = -1;
+		down[i] = -1;
+	}
+	snprintf(image, sizeof(image), "%s/test.img", self->e.dir);
+	mem_fd = nvx_uvm_plain_mem(image, VM_MEM);
+	ASSERT_LE(0, mem_fd) TH_LOG("%s: %s", image, strerror(-mem_fd));
+	avail0 = nvx_file_num("/proc/meminfo", "MemAvailable:");
+	t0 = now_ms();
+	for (i = 0; i < nr_vmms; i++) {
+		ASSERT_EQ(0, pipe2(p, O_CLOEXEC)) scale_free(&s);
+		ASSERT_EQ(0, pipe2(q, O_CLOEXEC)) scale_free(&s);
+		fflush(NULL);
+		s.vmm[i].pid = fork();
+		ASSERT_LE(0, s.vmm[i].pid) scale_free(&s);
+		if (!s.vmm[i].pid) {
+			close(p[0]);
+			close(q[1]);
+			plain_vmm_main(mem_fd, q[0], p[1], parent, deadline);
+		}
+		close(p[1]);
+		close(q[0]);
+		s.vmm[i].fd = p[0];
+		down[i] = q[1];
+	}
+	close(mem_fd);
+	for (i = 0; i < nr_vmms; i++) {
+		ret = read_by(s.vmm[i].fd, &s.vmm[i].st, sizeof(s.vmm[i].st),
+			      deadline);
+		if (!ret && s.vmm[i].st.n != per_vmm && !why[0])
+			snprintf(why, sizeof(why), "VMM %u: %u VMs: %.128s", i,
+				 s.vmm[i].st.n, s.vmm[i].st.why);
+		else if (ret && !why[0])
+			snprintf(why, sizeof(why), "VMM %u: %s", i,
+				 strerror(-ret));
+		started += ret ? 0 : s.vmm[i].st.n;
+	}
+	TH_LOG("%u plain VMs at their ready port, made by %u processes in %.1f s",
+	       started, nr_vmms, (now_ms() - t0) / 1000.0);
+	avail1 = nvx_file_num("/proc/meminfo", "MemAvailable:");
+	if (started)
+		TH_LOG("MemAvailable fell by %lld KiB: %.0f KiB per VM",
+		       avail0 - avail1, (double)(avail0 - avail1) / started);
+	EXPECT_EQ(nr_vms, started) TH_LOG("%s", why);
+	if (kvm0 >= 0 && started == nr_vms)
+		EXPECT_EQ(kvm0 + (int)nr_vms, kvm_vms());
+
+	/* told, each exits 0 */
+	for (i = 0; i < nr_vmms; i++)
+		EXPECT_EQ(1, write(down[i], "x", 1));
+	why[0] = 0;
+	EXPECT_EQ(nr_vmms, end_vmms(&s, deadline, why, sizeof(why)))
+		TH_LOG("%s", why);
+	for (i = 0; i < nr_vmms; i++)
+		close(down[i]);
 	scale_free(&s);
 	if (kvm0 >= 0)
 		EXPECT_EQ(0, wait_until(kvm_vms_are, -1, &kvm0, SHORT_MS, 10000))
