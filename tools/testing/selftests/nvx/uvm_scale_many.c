@@ -11,7 +11,9 @@
  * answered, every clone exits 0; afterwards the endpoint, KVM and the
  * pool are back at their starting counts (the pool: the fixture's
  * teardown). A system process killed with nr_vms VMs attached stops
- * every one of them (NVX_UVM_ERR_ENDPOINT), and all go.
+ * every one of them (NVX_UVM_ERR_ENDPOINT), and all go. The control,
+ * plain_kvm_vms_at_once: as many KVM VMs made the same way with nothing
+ * of nvx in use (testing.rst, "The control").
  *
  * Why several VMM processes: KVM makes the Nth VM of a process in O(N)
  * (mmu_notifier_register() takes all the locks of the process's VMAs),
