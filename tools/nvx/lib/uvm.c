@@ -522,11 +522,14 @@ int nvx_uvm_plain_mem(const char *path, uint64_t mem_size)
 		if ((uint64_t)(off + n) > mem_size - 4096)
 			ret = -EFBIG;
 		else if (pwrite(fd, buf, n, off) != n)
-			ret = -EIO;
+			ret = errno ? -errno : -EIO;
 		off += n;
 	}
 	if (!ret && n < 0)
 		ret = -errno;
+	/* an empty image, as nvx_uvm__load() refuses it */
+	if (!ret && off == NVX_UVM_IMAGE_GPA)
+		ret = -EFBIG;
 	if (img >= 0)
 		close(img);
 	if (ret) {
@@ -536,9 +539,25 @@ int nvx_uvm_plain_mem(const char *path, uint64_t mem_size)
 	return fd;
 }
 
+/**
+ * nvx_uvm_plain() - a KVM VM that nvx does not know (a control)
+ * @vm: filled in; nvx_uvm_destroy() it on success and failure alike.
+ * @mem_fd: from nvx_uvm_plain_mem(), mapped private (copy-on-write).
+ * @mem_size: bytes to map, at most @mem_fd's size.
+ * @argc: the guest's arguments...
+ * @argv: ... into the control page.
+ * @where: set to the name of the step that failed.
+ *
+ * The KVM VM of nvx_uvm_create() without a grant or a channel: the
+ * control page is written here as ATTACH would write it (its rings
+ * unused: the guest must not send a message).
+ *
+ * Return: 0 or a negative errno.
+ */
 int nvx_uvm_plain(struct nvx_uvm_vm *vm, int mem_fd, uint64_t mem_size,
 		  int argc, char **argv, const char **where)
 {
+	struct stat st;
 	int ret, khz;
 
 	nvx_uvm__init(vm, 0);
@@ -546,6 +565,10 @@ int nvx_uvm_plain(struct nvx_uvm_vm *vm, int mem_fd, uint64_t mem_size,
 	if (ret)
 		return ret;
 	*where = "map guest RAM";
+	if (fstat(mem_fd, &st) < 0)
+		return -errno;
+	if ((uint64_t)st.st_size < mem_size)
+		return -EINVAL;
 	vm->mem = mmap(NULL, mem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
 		       mem_fd, 0);
 	if (vm->mem == MAP_FAILED) {
@@ -566,7 +589,7 @@ int nvx_uvm_plain(struct nvx_uvm_vm *vm, int mem_fd, uint64_t mem_size,
 	if (ret)
 		return ret;
 	/* what NVX_IOC_UVM_ATTACH would write; the rings stay unused */
-	vm->entries = 64;
+	vm->entries = NVX_UVM_DEF_ENTRIES;
 	vm->ctrl->magic = NVX_UVM_CTRL_MAGIC;
 	vm->ctrl->version = NVX_UVM_CTRL_VERSION;
 	vm->ctrl->ctrl_size = sizeof(*vm->ctrl);
