@@ -338,10 +338,14 @@ NET_TEST(polling_guest_takes_no_exits)
 	/*
 	 * halt_exits: waits for the 2 replies, one again after a safety
 	 * tick; and the ticks while the last line was held (in mid), each
-	 * a halt, an interrupt and its re-arming
+	 * a halt, an interrupt and its re-arming. irq_injections: the 2
+	 * replies' interrupts and the safety ticks (10 ms) of the waits
+	 * for them, one armed in the held line's wait firing after it; a
+	 * few more when the emulator is slow (4 in a CI run): a handful,
+	 * whatever the number of frames.
 	 */
 	EXPECT_GE(3, after[3] - mid[3]);
-	EXPECT_GE(3, after[4] - mid[4]);	/* their interrupts, a safety tick */
+	EXPECT_GE(6, after[4] - mid[4]);
 	EXPECT_GE(1, after[5] - before[5]);	/* userspace_exits: the port */
 	/* beyond the host's interrupts and those ticks, 1 per 500 frames */
 	EXPECT_GE(20 + 3 * (mid[3] - before[3]),
